@@ -244,6 +244,8 @@ struct FeExpr {
 
     FeBinding *loop_vars[2]; /* FOR: index variables (type i64) */
     int rank;            /* FOR: 1 or 2 */
+
+    int depth;           /* parser internal: nesting depth, capped to keep recursion bounded */
 };
 
 /* A variable: every parameter, let-bound name, lambda parameter and for index

@@ -1,0 +1,251 @@
+/* main.c: the gpuc command. Parses the command line, then runs the whole
+ * pipeline in compile(): parse -> check -> (IR -> backend) -> emit. Errors
+ * are reported by each phase; the pipeline stops after a phase with errors.
+ * Exit status: 0 success, 1 compile errors, 2 bad command line. */
+#define _XOPEN_SOURCE 700 /* strdup, realpath, mkstemp, fdopen */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frontend.h"
+
+#ifndef GPUC_STDLIB_DIR
+#define GPUC_STDLIB_DIR "stdlib"
+#endif
+#ifndef GPUC_VERSION
+#define GPUC_VERSION "0.0.0"
+#endif
+
+typedef struct Options {
+    const char *input;
+    const char *output;       /* -o FILE; NULL = stdout */
+    const char *emit;         /* --emit=KIND; NULL = check only */
+    const char *dump_after;   /* --dump-after=PASS (IR owner) */
+    bool explain_fusion;      /* --explain-fusion (IR owner) */
+    bool list_params;
+    FeOptions fe;
+} Options;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gpuc [options] file.gdsl\n"
+            "options:\n"
+            "  --emit=KIND        print KIND: ast (the checked program), tokens\n"
+            "                     (ir, c, cuda come with the IR and backends)\n"
+            "  --list-params      print every tunable template parameter with its default\n"
+            "  -D NAME=VALUE      set template parameter NAME of every entry that has one\n"
+            "  -D ENTRY.NAME=VALUE  set it for one entry only\n"
+            "  --stdlib DIR       where import \"std/...\" looks (default: $GPUC_STDLIB or\n"
+            "                     %s)\n"
+            "  -o FILE            write output to FILE instead of standard output\n"
+            "  --help             show this help\n"
+            "  --version          show the version\n",
+            GPUC_STDLIB_DIR);
+}
+
+static _Noreturn void bad_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "gpuc: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run 'gpuc --help' for usage)\n");
+    exit(2);
+}
+
+/* -D NAME=VALUE or -D entry.NAME=VALUE */
+static FeDefine parse_define(FeArena *a, const char *s)
+{
+    FeDefine d = {0};
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s || !eq[1]) {
+        bad_usage("-D expects NAME=VALUE or ENTRY.NAME=VALUE, not '%s'", s);
+    }
+    const char *dot = memchr(s, '.', (size_t)(eq - s));
+    if (dot) {
+        d.entry = fe_strndup(a, s, (size_t)(dot - s));
+        d.name = fe_strndup(a, dot + 1, (size_t)(eq - dot - 1));
+    } else {
+        d.name = fe_strndup(a, s, (size_t)(eq - s));
+    }
+    d.value = fe_strdup(a, eq + 1);
+    if ((d.entry && !*d.entry) || !*d.name) {
+        bad_usage("-D expects NAME=VALUE or ENTRY.NAME=VALUE, not '%s'", s);
+    }
+    return d;
+}
+
+static void parse_args(FeArena *a, int argc, char **argv, Options *o)
+{
+    int cap = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(arg, "--version") == 0) {
+            printf("gpuc %s\n", GPUC_VERSION);
+            exit(0);
+        } else if (strncmp(arg, "--emit=", 7) == 0) {
+            o->emit = arg + 7;
+            if (!*o->emit) {
+                bad_usage("%s: missing emit kind", arg);
+            }
+        } else if (strcmp(arg, "--emit") == 0) {
+            if (++i >= argc) {
+                bad_usage("%s needs a kind", arg);
+            }
+            o->emit = argv[i];
+        } else if (strncmp(arg, "--dump-after=", 13) == 0) {
+            o->dump_after = arg + 13;
+        } else if (strcmp(arg, "--explain-fusion") == 0) {
+            o->explain_fusion = true;
+        } else if (strcmp(arg, "--list-params") == 0) {
+            o->list_params = true;
+        } else if (strcmp(arg, "-D") == 0) {
+            if (++i >= argc) {
+                bad_usage("%s needs NAME=VALUE", arg);
+            }
+            FE_PUSH(a, o->fe.defines, o->fe.ndefines, cap, parse_define(a, argv[i]));
+        } else if (strncmp(arg, "-D", 2) == 0) {
+            FE_PUSH(a, o->fe.defines, o->fe.ndefines, cap, parse_define(a, arg + 2));
+        } else if (strcmp(arg, "--stdlib") == 0) {
+            if (++i >= argc) {
+                bad_usage("%s needs a directory", arg);
+            }
+            o->fe.stdlib_dir = argv[i];
+        } else if (strncmp(arg, "--stdlib=", 9) == 0) {
+            o->fe.stdlib_dir = arg + 9;
+        } else if (strcmp(arg, "-o") == 0) {
+            if (++i >= argc) {
+                bad_usage("%s needs a file name", arg);
+            }
+            o->output = argv[i];
+        } else if (arg[0] == '-' && arg[1] != 0) {
+            bad_usage("unknown option '%s'", arg);
+        } else if (o->input) {
+            bad_usage("more than one input file ('%s')", arg);
+        } else {
+            o->input = arg;
+        }
+    }
+    if (!o->input) {
+        bad_usage("%sno input file", "");
+    }
+    if (!o->fe.stdlib_dir) {
+        const char *env = getenv("GPUC_STDLIB");
+        o->fe.stdlib_dir = env && *env ? env : GPUC_STDLIB_DIR;
+    }
+}
+
+/* Output goes to a temporary file renamed over the target at the end, so a
+ * failed compile never leaves a partial file behind. */
+typedef struct Output {
+    FILE *f;
+    const char *path;  /* final path, or NULL for stdout */
+    char *tmp;         /* temporary path */
+} Output;
+
+static bool output_open(FeArena *a, Output *out, const char *path)
+{
+    out->path = path;
+    if (!path) {
+        out->f = stdout;
+        return true;
+    }
+    out->tmp = fe_printf(a, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(out->tmp);
+    if (fd < 0 || !(out->f = fdopen(fd, "w"))) {
+        fe_error_noloc("cannot write '%s': %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(out->tmp);
+        }
+        return false;
+    }
+    return true;
+}
+
+/* Finish: keep (rename into place) if ok, else delete the temporary. */
+static bool output_close(Output *out, bool ok)
+{
+    if (!out->path) {
+        return fflush(stdout) == 0 && ok;
+    }
+    if (fclose(out->f) != 0) {
+        ok = false;
+    }
+    if (ok && rename(out->tmp, out->path) != 0) {
+        fe_error_noloc("cannot write '%s': %s", out->path, strerror(errno));
+        ok = false;
+    }
+    if (!ok) {
+        unlink(out->tmp);
+    }
+    return ok;
+}
+
+/* The whole pipeline. Returns the exit status. */
+static int compile(FeArena *a, const Options *o)
+{
+    if (o->emit && strcmp(o->emit, "tokens") == 0) {
+        Output out = {0};
+        if (!output_open(a, &out, o->output)) {
+            return 1;
+        }
+        int r = fe_dump_tokens(a, o->input, out.f);
+        return output_close(&out, r == 0) ? 0 : 1;
+    }
+
+    FeProgram *prog = fe_parse(a, o->input, &o->fe);   /* parse: main file + imports */
+    if (!prog || fe_error_count()) {
+        return 1;
+    }
+    fe_check(a, prog, &o->fe);                          /* names, types, instances */
+    if (fe_error_count()) {
+        return 1;
+    }
+
+    Output out = {0};
+    if (o->list_params) {
+        if (!output_open(a, &out, o->output)) {
+            return 1;
+        }
+        fe_list_params(out.f, a, prog);
+        return output_close(&out, true) ? 0 : 1;
+    }
+    if (!o->emit) {
+        return 0; /* check only, until code generation exists */
+    }
+    if (strcmp(o->emit, "ast") == 0) {
+        if (!output_open(a, &out, o->output)) {
+            return 1;
+        }
+        fe_print_program(out.f, a, prog);
+        return output_close(&out, true) ? 0 : 1;
+    }
+
+    /* ---- emit dispatch (IR + backend owner) ---- */
+    /* Lower prog->instances to the IR, run the passes (honouring
+     * o->dump_after and o->explain_fusion) and emit ir / c / cuda here. */
+    if (strcmp(o->emit, "ir") == 0 || strcmp(o->emit, "c") == 0 || strcmp(o->emit, "cuda") == 0) {
+        fe_error_noloc("--emit=%s is not available yet", o->emit);
+        return 1;
+    }
+    /* ---- end of emit dispatch ---- */
+
+    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, c or cuda)\n", o->emit);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    FeArena *a = fe_arena_new();
+    Options o = {0};
+    parse_args(a, argc, argv, &o);
+    int status = compile(a, &o);
+    fe_arena_free(a);
+    fe_diag_reset();
+    return status;
+}
