@@ -22,6 +22,15 @@ typedef struct Source {
 static Source *sources;
 static int error_count;
 
+/* Errors already reported (location + text): a template body checked for
+ * several instances reports each of its errors once. */
+typedef struct Seen {
+    struct Seen *next;
+    SrcLoc loc;
+    char *msg;
+} Seen;
+static Seen *seen;
+
 void fe_diag_add_source(const char *file, const char *text, size_t len)
 {
     Source *s = calloc(1, sizeof *s);
@@ -51,6 +60,12 @@ void fe_diag_reset(void)
         free(sources->text);
         free(sources);
         sources = n;
+    }
+    while (seen) {
+        Seen *n = seen->next;
+        free(seen->msg);
+        free(seen);
+        seen = n;
     }
     error_count = 0;
 }
@@ -103,9 +118,34 @@ static void show_line(const Source *s, int line, int col)
     fputs("^\n", stderr);
 }
 
+
+static bool already_reported(SrcLoc loc, const char *msg)
+{
+    for (Seen *s = seen; s; s = s->next) {
+        if (s->loc.line == loc.line && s->loc.col == loc.col && strcmp(s->msg, msg) == 0 &&
+            ((!s->loc.file && !loc.file) || (s->loc.file && loc.file && strcmp(s->loc.file, loc.file) == 0))) {
+            return true;
+        }
+    }
+    Seen *s = calloc(1, sizeof *s);
+    if (s) {
+        s->loc = loc;
+        s->msg = strdup(msg);
+        s->next = seen;
+        seen = s;
+    }
+    return false;
+}
+
 void fe_verror(const char *kind, SrcLoc loc, const char *fmt, va_list ap)
 {
-    if (strcmp(kind, "error") == 0) {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    bool is_error = strcmp(kind, "error") == 0;
+    if (is_error && already_reported(loc, msg)) {
+        return;
+    }
+    if (is_error) {
         error_count++;
     }
     if (loc.file) {
@@ -113,7 +153,7 @@ void fe_verror(const char *kind, SrcLoc loc, const char *fmt, va_list ap)
     } else {
         fprintf(stderr, "gpuc: %s: ", kind);
     }
-    vfprintf(stderr, fmt, ap);
+    fputs(msg, stderr);
     fputc('\n', stderr);
     const Source *s = loc.file ? find_source(loc.file) : NULL;
     if (s && loc.line > 0) {
