@@ -22,6 +22,7 @@ typedef struct Options {
     const char *input;
     const char *output;       /* -o FILE; NULL = stdout */
     const char *emit;         /* --emit=KIND; NULL = check only */
+    const char *entry;        /* -e NAME: the entry an executable runs (backend owner) */
     const char *dump_after;   /* --dump-after=PASS (IR owner) */
     bool explain_fusion;      /* --explain-fusion (IR owner) */
     bool list_params;
@@ -41,6 +42,7 @@ static void usage(FILE *out)
             "  --stdlib DIR       where import \"std/...\" looks (default: $GPUC_STDLIB or\n"
             "                     %s)\n"
             "  -o FILE            write output to FILE instead of standard output\n"
+            "  -e NAME            the entry point an executable runs\n"
             "  --help             show this help\n"
             "  --version          show the version\n",
             GPUC_STDLIB_DIR);
@@ -117,6 +119,11 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
             o->fe.stdlib_dir = argv[i];
         } else if (strncmp(arg, "--stdlib=", 9) == 0) {
             o->fe.stdlib_dir = arg + 9;
+        } else if (strcmp(arg, "-e") == 0) {
+            if (++i >= argc) {
+                bad_usage("%s needs an entry name", arg);
+            }
+            o->entry = argv[i];
         } else if (strcmp(arg, "-o") == 0) {
             if (++i >= argc) {
                 bad_usage("%s needs a file name", arg);

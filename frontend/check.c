@@ -52,6 +52,7 @@ typedef struct Checker {
     FeFunc **stack;      /* instances being checked, for recursion messages */
     int nstack, cap_stack;
     bool neg_literal;    /* the literal being checked is the operand of unary minus */
+    bool col_ok;         /* the expression being checked is an operand of a lifted operation */
 } Checker;
 
 static Checker *C; /* the checker of this compilation (fe_instantiate uses it) */
@@ -315,10 +316,6 @@ static FeType *resolve_type(FeType *t)
             if (is_err(r->elems[i])) {
                 return err_type();
             }
-            if (r->elems[i]->kind == FE_TY_ARRAY) {
-                fe_error(t->elems[i]->loc, "tuples of arrays are not supported as written types");
-                return err_type();
-            }
         }
         return r;
     }
@@ -333,8 +330,21 @@ static FeType *resolve_type(FeType *t)
         }
         FeType *r = array_of(e, t->rank, t->dims);
         for (int i = 0; i < r->rank; i++) {
+            FeTParamKind k;
+            const FeTArg *v;
             if (r->dims[i].kind == FE_DIM_RUNTIME) {
                 r->dims[i] = runtime_dim();
+            } else if (r->dims[i].kind == FE_DIM_VAR && (v = tparam_value(r->dims[i].name, &k)) != NULL) {
+                if (k != FE_TP_INT) {
+                    fe_error(t->loc, "'%s' is a type parameter, not a size", r->dims[i].name);
+                    return err_type();
+                }
+                if (v->ival < 0 || v->ival > INT32_MAX) {
+                    fe_error(t->loc, "array size %s = %lld is out of range", r->dims[i].name, (long long)v->ival);
+                    return err_type();
+                }
+                r->dims[i].kind = FE_DIM_CONST;
+                r->dims[i].value = v->ival;
             }
         }
         return r;
@@ -423,7 +433,8 @@ static FeType *check_float_literal(FeExpr *e, FeType *hint)
     } else {
         t = fe_type_scalar(FE_TY_F32);
     }
-    if (t->kind == FE_TY_F32 && fabs(e->fval) > 3.4028234663852886e38) {
+    /* values from FLT_MAX + half an ulp up round to infinity in f32 */
+    if (t->kind == FE_TY_F32 && fabs(e->fval) >= 3.4028235677973366e38) {
         fe_error(e->loc, "float literal %s is out of range for f32", e->text);
         return e->type = err_type();
     }
@@ -559,16 +570,25 @@ static FeType *broadcast(FeExpr **ops, int n, FeType *elem, SrcLoc loc, const ch
     if (!ok) {
         return err_type();
     }
+    if (rank == 2 && dims[1].kind == FE_DIM_CONST && dims[1].value == 1) {
+        for (int i = 0; i < n; i++) {
+            if (ops[i]->kind == FE_EX_CALL && ops[i]->builtin == FE_B_COL) {
+                fe_error(ops[i]->loc, "col(v) only broadcasts against a 2-D array");
+                return err_type();
+            }
+        }
+    }
     return array_of(elem, rank, dims);
 }
 
 /* Check operands so that untyped literals take the other operands' type:
  * the non-literal operands first, then the literals with their element type. */
-static void check_operands(FeExpr **ops, int n, FeType *hint)
+static void check_operands(FeExpr **ops, int n, FeType *hint, bool lifting)
 {
     FeType *h = NULL;
     for (int i = 0; i < n; i++) {
         if (!is_flex(ops[i])) {
+            C->col_ok = lifting;
             check(ops[i], hint);
             if (!h && fe_type_is_scalar(elem_of(ops[i]->type))) {
                 h = elem_of(ops[i]->type);
@@ -580,6 +600,7 @@ static void check_operands(FeExpr **ops, int n, FeType *hint)
     }
     for (int i = 0; i < n; i++) {
         if (is_flex(ops[i])) {
+            C->col_ok = lifting;
             check(ops[i], h);
         }
     }
@@ -633,6 +654,7 @@ static FeType *check_unary(FeExpr *e, FeType *hint)
     if (e->op == FE_OP_NEG && e->a->kind == FE_EX_INT) {
         C->neg_literal = true;
     }
+    C->col_ok = true;
     check(e->a, e->op == FE_OP_NOT ? NULL : scalar_hint(hint));
     C->neg_literal = false;
     if (is_err(e->a->type)) {
@@ -652,10 +674,11 @@ static FeType *check_binary(FeExpr *e, FeType *hint)
     FeExpr *ops[2] = {e->a, e->b};
     FeType *h = is_compare(e->op) || e->op == FE_OP_AND || e->op == FE_OP_OR ? NULL : scalar_hint(hint);
     if (e->op == FE_OP_SHL || e->op == FE_OP_SHR) {
-        check_operands(ops, 1, h);
+        check_operands(ops, 1, h, true);
+        C->col_ok = true;
         check(e->b, scalar_hint(e->a->type));
     } else {
-        check_operands(ops, 2, h);
+        check_operands(ops, 2, h, true);
     }
     if (any_error(ops, 2)) {
         return err_type();
@@ -672,11 +695,26 @@ static FeType *check_binary(FeExpr *e, FeType *hint)
     return broadcast(ops, 2, et, e->loc, what);
 }
 
+/* Is b an integer parameter of the current function that binds a size? */
+static bool is_param_size(const FeBinding *b)
+{
+    if (!C->cur || !b) {
+        return false;
+    }
+    for (int i = 0; i < C->cur->nparams; i++) {
+        if (C->cur->params[i].bind == b) {
+            return is_size_var(b->name);
+        }
+    }
+    return false;
+}
+
 /* The size an extent expression stands for (iota(n), replicate(n, v), for loops). */
 static FeDim dim_of(const FeExpr *e)
 {
     FeDim d = {0};
-    if (e->kind == FE_EX_NAME && e->name_kind == FE_NAME_SIZE) {
+    if (e->kind == FE_EX_NAME && (e->name_kind == FE_NAME_SIZE ||
+                                  (e->name_kind == FE_NAME_VAR && is_param_size(e->bind)))) {
         d.kind = FE_DIM_VAR;
         d.name = e->text;
         return d;
@@ -709,6 +747,35 @@ static bool need_int_scalar(FeExpr *e, const char *what)
         return false;
     }
     return true;
+}
+
+static void collect_names(FePattern *p, FePattern **seen, int *n)
+{
+    if (p->kind == FE_PAT_NAME) {
+        for (int i = 0; i < *n; i++) {
+            if (strcmp(seen[i]->bind->name, p->bind->name) == 0) {
+                fe_error(p->loc, "'%s' is bound twice in this pattern", p->bind->name);
+                return;
+            }
+        }
+        if (*n < 64) {
+            seen[(*n)++] = p;
+        }
+    } else if (p->kind == FE_PAT_TUPLE) {
+        for (int i = 0; i < p->nelems; i++) {
+            collect_names(p->elems[i], seen, n);
+        }
+    }
+}
+
+/* Report a name bound twice by one pattern (or one lambda's parameters). */
+static void check_dup_names(FePattern **pats, int npats)
+{
+    FePattern *seen[64];
+    int n = 0;
+    for (int i = 0; i < npats; i++) {
+        collect_names(pats[i], seen, &n);
+    }
 }
 
 /* Bind a pattern to a value of type t in the current scope. */
@@ -961,6 +1028,15 @@ static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, S
     }
     SizeBind sb[16];
     int nsb = 0;
+    for (int i = 0; i < n && args; i++) {
+        bool size_param = false;
+        for (int k = 0; k < f->nsize_vars; k++) {
+            size_param = size_param || strcmp(f->size_vars[k], f->params[i].name) == 0;
+        }
+        if (size_param && fe_type_is_scalar(f->params[i].type) && nsb < 14) {
+            sb[nsb++] = (SizeBind){f->params[i].name, dim_of(args[i])};
+        }
+    }
     for (int i = 0; i < n; i++) {
         FeType *pt = f->params[i].type;
         /* compare without dims first, then unify the size variables */
@@ -980,10 +1056,42 @@ static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, S
     return subst_dims(f->result, sb, nsb, f);
 }
 
+/* The element type an operator argument expects, when it says so: an
+ * annotated lambda parameter or a non-template fn. Used as a hint for the
+ * array being reduced or scanned, so `map(|v| (1.0, v), x)` feeding
+ * reduce(chan, ...) types its literals like chan's parameters. */
+static FeType *op_param_hint(FeExpr *op)
+{
+    FeType *t = NULL;
+    if (op->kind == FE_EX_LAMBDA && op->nparams >= 1 && op->params[0]->annot) {
+        t = op->params[0]->annot;
+    } else if (op->kind == FE_EX_NAME && !find_var(op->text)) {
+        Global *g = find_global(op->text);
+        if (g && g->func && g->func->ntparams == 0 && g->func->nparams >= 1) {
+            t = g->func->params[0].type;
+        }
+    }
+    if (!t) {
+        return NULL;
+    }
+    int saved = C->ntps;
+    if (op->kind == FE_EX_NAME) {
+        C->ntps = 0; /* the callee's types are global */
+    }
+    int before = fe_error_count();
+    FeType *r = resolve_type(t);
+    C->ntps = saved;
+    return fe_error_count() == before ? r : NULL;
+}
+
 /* Check an operator argument (lambda, function name, builtin name, operator
  * section) applied to argument types argtys; returns its result type. */
-static FeType *check_fnarg(FeExpr *e, FeType **argtys, int n, const char *who)
+static FeType *check_fnarg(FeExpr *e, FeType **argtys, int n, const char *who, FeType *ret_hint)
 {
+    if (!argtys) { /* the arrays it would apply to are already in error */
+        e->type = err_type();
+        return err_type();
+    }
     for (int i = 0; i < n; i++) {
         if (is_err(argtys[i])) {
             e->type = err_type();
@@ -1010,7 +1118,8 @@ static FeType *check_fnarg(FeExpr *e, FeType **argtys, int n, const char *who)
             }
             bind_pattern(p, argtys[i]);
         }
-        FeType *r = check(e->a, NULL);
+        check_dup_names(e->params, e->nparams);
+        FeType *r = check(e->a, ret_hint);
         C->scope = saved;
         e->type = func_type(argtys, n, r);
         return r;
@@ -1174,6 +1283,7 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
     int arity;
     /* min/max: one array (reduction), (A, axis) on a 2-D array, else elementwise */
     if ((b == FE_B_MIN || b == FE_B_MAX) && e->nargs == 2) {
+        C->col_ok = true;
         check(args[0], scalar_hint(hint));
         if (args[0]->type && args[0]->type->kind == FE_TY_ARRAY && args[0]->type->rank == 2 &&
             args[1]->kind == FE_EX_INT && args[1]->suffix == FE_TY_ERROR) {
@@ -1185,6 +1295,7 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
             return reduced(e, t, axis_of(args[1]), t->elem);
         }
         b = e->builtin = b == FE_B_MIN ? FE_B_MINIMUM : FE_B_MAXIMUM;
+        C->col_ok = true;
         check(args[1], is_flex(args[1]) ? scalar_hint(args[0]->type) : scalar_hint(hint));
         if (any_error(args, 2)) {
             return err_type();
@@ -1200,7 +1311,7 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
         if (!nargs_ok(e, arity, arity)) {
             return err_type();
         }
-        check_operands(args, e->nargs, scalar_hint(hint));
+        check_operands(args, e->nargs, scalar_hint(hint), true);
         if (any_error(args, e->nargs)) {
             return err_type();
         }
@@ -1247,12 +1358,17 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
         if (!nargs_ok(e, 3, is_reduce ? 4 : 3)) {
             return err_type();
         }
-        check(args[2], NULL);
+        FeType *eh = op_param_hint(args[0]);
+        if (!eh && hint) {
+            eh = is_reduce ? (e->nargs == 4 && hint->kind == FE_TY_ARRAY ? hint->elem : hint) : elem_of(hint);
+        }
+        FeDim hd[2] = {runtime_dim(), runtime_dim()};
+        check(args[2], eh && eh->kind != FE_TY_ARRAY && !is_err(eh) ? array_of(eh, 1, hd) : NULL);
         int axis = e->nargs == 4 ? axis_of(args[3]) : -1;
         FeType *t = need_array(args[2], name, 1, is_reduce ? 2 : 1);
         if (!t) {
             check(args[1], NULL);
-            check_fnarg(args[0], NULL, 0, name);
+            check_fnarg(args[0], NULL, 0, name, NULL);
             return err_type();
         }
         FeType *et = t->elem;
@@ -1262,7 +1378,7 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
                      tstr(args[1]->type), tstr(et));
         }
         FeType *ops[2] = {et, et};
-        FeType *r = check_fnarg(args[0], ops, 2, fe_printf(C->a, "'%s'", name));
+        FeType *r = check_fnarg(args[0], ops, 2, fe_printf(C->a, "'%s'", name), NULL);
         if (is_err(r)) {
             return err_type();
         }
@@ -1325,10 +1441,11 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
             }
         }
         if (bad) {
-            check_fnarg(args[0], NULL, 0, "'map'");
+            check_fnarg(args[0], NULL, 0, "'map'", NULL);
             return err_type();
         }
-        FeType *r = check_fnarg(args[0], ets, e->nargs - 1, "'map'");
+        FeType *r = check_fnarg(args[0], ets, e->nargs - 1, "'map'",
+                                hint && hint->kind == FE_TY_ARRAY ? hint->elem : NULL);
         if (is_err(r)) {
             return err_type();
         }
@@ -1346,10 +1463,10 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
         check(args[1], NULL);
         FeType *t = need_array(args[1], name, 1, 1);
         if (!t) {
-            check_fnarg(args[0], NULL, 0, "'filter'");
+            check_fnarg(args[0], NULL, 0, "'filter'", NULL);
             return err_type();
         }
-        FeType *r = check_fnarg(args[0], &t->elem, 1, "'filter'");
+        FeType *r = check_fnarg(args[0], &t->elem, 1, "'filter'", NULL);
         if (is_err(r)) {
             return err_type();
         }
@@ -1717,7 +1834,7 @@ static FeType *check_struct_lit(FeExpr *e)
 
 static FeType *check_array_lit(FeExpr *e, FeType *hint)
 {
-    check_operands(e->args, e->nargs, hint && hint->kind == FE_TY_ARRAY ? hint->elem : hint);
+    check_operands(e->args, e->nargs, hint && hint->kind == FE_TY_ARRAY ? hint->elem : hint, false);
     if (any_error(e->args, e->nargs)) {
         return err_type();
     }
@@ -1864,7 +1981,7 @@ static FeType *check_inner(FeExpr *e, FeType *hint)
             fe_error(e->a->loc, "the condition of 'if' must be a bool scalar, got %s", tstr(ct));
         }
         FeExpr *br[2] = {e->b, e->c};
-        check_operands(br, 2, hint);
+        check_operands(br, 2, hint, false);
         if (is_err(e->b->type) || is_err(e->c->type) || is_err(ct) || ct->kind != FE_TY_BOOL) {
             return err_type();
         }
@@ -1882,6 +1999,7 @@ static FeType *check_inner(FeExpr *e, FeType *hint)
     case FE_EX_CAST: {
         FeType *to = resolve_type(e->cast_to);
         e->cast_to = to;
+        C->col_ok = true;
         FeType *t = check(e->a, fe_type_is_scalar(to) ? to : NULL);
         if (is_err(to) || is_err(t)) {
             return err_type();
@@ -1913,6 +2031,7 @@ static FeType *check_inner(FeExpr *e, FeType *hint)
             t = err_type();
         }
         Scope *saved = C->scope;
+        check_dup_names(&e->pat, 1);
         bind_pattern(e->pat, want && !is_err(want) ? want : t);
         FeType *r = check(e->b, hint);
         C->scope = saved;
@@ -1926,6 +2045,12 @@ static FeType *check_inner(FeExpr *e, FeType *hint)
 
 static FeType *check(FeExpr *e, FeType *hint)
 {
+    bool col_ok = C->col_ok;
+    C->col_ok = false;
+    if (e->kind == FE_EX_CALL && e->a->kind == FE_EX_NAME && strcmp(e->a->text, "col") == 0 && !col_ok &&
+        !find_var("col") && !find_global("col")) {
+        fe_error(e->loc, "col(v) is only allowed as an operand of an elementwise operation with a 2-D array");
+    }
     e->type = check_inner(e, hint);
     if (!e->type) {
         e->type = err_type();
@@ -2161,6 +2286,29 @@ static FeType *loosen_result(FeType *t, FeFunc *f)
     return r;
 }
 
+static bool type_mentions_dim(const FeType *t, const char *name)
+{
+    if (!t) {
+        return false;
+    }
+    if (t->kind == FE_TY_TUPLE) {
+        for (int i = 0; i < t->nelems; i++) {
+            if (type_mentions_dim(t->elems[i], name)) {
+                return true;
+            }
+        }
+    }
+    if (t->kind != FE_TY_ARRAY) {
+        return false;
+    }
+    for (int k = 0; k < t->rank; k++) {
+        if (t->dims[k].kind == FE_DIM_VAR && strcmp(t->dims[k].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void collect_size_vars(FeFunc *f, FeType *t)
 {
     if (!t) {
@@ -2220,10 +2368,22 @@ static void check_instance(FeFunc *f)
             }
         }
     }
+    /* an integer parameter named like a size binds that size to its value */
     for (int i = 0; i < decl->nparams; i++) {
-        if (is_size_var(decl->params[i].name)) {
-            fe_error(decl->params[i].loc, "parameter '%s' has the name of an array size", decl->params[i].name);
+        const char *pn = decl->params[i].name;
+        if (!fe_type_is_int(f->params[i].type) || is_size_var(pn)) {
+            continue;
         }
+        bool used = type_mentions_dim(decl->result, pn);
+        for (int j = 0; j < decl->nparams; j++) {
+            used = used || type_mentions_dim(decl->params[j].type, pn);
+        }
+        if (used) {
+            int cap = f->nsize_vars;
+            FE_PUSH(C->a, f->size_vars, f->nsize_vars, cap, pn);
+        }
+    }
+    for (int i = 0; i < decl->nparams; i++) {
         f->params[i].bind = new_binding(decl->params[i].name, decl->params[i].loc, f->params[i].type);
         push_var(f->params[i].bind);
     }
@@ -2387,6 +2547,10 @@ FeFunc *fe_instantiate(FeArena *a, FeProgram *p, FeFunc *generic, const FeTArg *
 
 static void add_global(const char *name, SrcLoc loc, FeStruct *s, FeFunc *f)
 {
+    if (find_builtin(name)) {
+        fe_error(loc, "'%s' is a builtin and cannot be redefined", name);
+        return;
+    }
     Global *g = find_global(name);
     if (g) {
         fe_error(loc, "redefinition of '%s'", name);
@@ -2484,7 +2648,7 @@ static void apply_defines(const FeOptions *opts)
             FeModule *mod = C->prog->modules[m];
             for (int f = 0; f < mod->nfuncs; f++) {
                 FeFunc *fn = mod->funcs[f];
-                if (!fn->is_entry || (d->entry && strcmp(d->entry, fn->name) != 0)) {
+                if (d->entry && strcmp(d->entry, fn->name) != 0) {
                     continue;
                 }
                 entry_found = true;
@@ -2502,9 +2666,9 @@ static void apply_defines(const FeOptions *opts)
             }
         }
         if (d->entry && !entry_found) {
-            fe_error_noloc("-D %s: there is no entry named '%s'", spell, d->entry);
+            fe_error_noloc("-D %s: there is no function named '%s'", spell, d->entry);
         } else if (!used) {
-            fe_error_noloc("-D %s: no entry has a template parameter named '%s'", spell, d->name);
+            fe_error_noloc("-D %s: no function has a template parameter named '%s'", spell, d->name);
         }
     }
 }
@@ -2602,6 +2766,11 @@ int fe_check(FeArena *a, FeProgram *p, const FeOptions *opts)
             }
             if (!g->func->is_entry) {
                 fe_error(x->entry_loc, "'%s' is a fn; only entries can be exported", x->entry);
+                continue;
+            }
+            if (g->func->ntparams == 0) {
+                fe_error(x->entry_loc, "'%s' has no template parameters; 'export ... as' names template instances",
+                         x->entry);
                 continue;
             }
             bool ok = true;

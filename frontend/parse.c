@@ -145,7 +145,7 @@ static const char *resolve_import(FeArena *a, const char *from, const char *spec
     const char *ext = n > 5 && strcmp(spec + n - 5, ".gdsl") == 0 ? "" : ".gdsl";
     if (strncmp(spec, "std/", 4) == 0) {
         const char *dir = opts && opts->stdlib_dir ? opts->stdlib_dir : "stdlib";
-        return fe_printf(a, "%s/%s%s", dir, spec + 4, ext);
+        return fe_printf(a, "%s/%s%s", dir, spec, ext); /* <stdlib>/std/NAME.gdsl */
     }
     if (spec[0] == '/') {
         return fe_printf(a, "%s%s", spec, ext);

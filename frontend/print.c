@@ -1,5 +1,5 @@
 /* print.c: the checked program as indented text (`gpuc --emit=ast`) and the
- * tunable parameter list (`gpuc --list-params`). The format is stable and
+ * tunable parameter list (`gpuc --list-params`: `dot.BLOCK: int = 256`). The format is stable and
  * meant for FileCheck: one node per line, two spaces of indent per level,
  *   <node> <details> : <type> [lifted] [bcast=scalar|row|col]
  * Declarations print their checked instances; templates print each instance
@@ -374,7 +374,7 @@ void fe_list_params(FILE *out, FeArena *a, const FeProgram *prog)
             }
             for (int k = 0; k < f->ntparams; k++) {
                 const FeTParam *tp = &f->tparams[k];
-                fprintf(out, "%s.%s %s", f->name, tp->name, tparam_kind_name(tp->kind));
+                fprintf(out, "%s.%s: %s", f->name, tp->name, tparam_kind_name(tp->kind));
                 if (tp->has_default) {
                     fputs(" = ", out);
                     print_targ(&p, &tp->def);
