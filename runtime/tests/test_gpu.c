@@ -357,7 +357,8 @@ static void t_module_images(void) {
     printf("no image fits: %s\n", gpuc_last_error());
   }
   /* A garbage image: a CUDA error naming the module, not a crash. */
-  GpucStatus s = gpuc_module_load_image(ctx, "\x7f" "ELFgarbage", 10, &m);
+  static unsigned char garbage[4096] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  GpucStatus s = gpuc_module_load_image(ctx, garbage, sizeof garbage, &m);
   CHECK(s != GPUC_SUCCESS && m == NULL, "garbage image: %s", gpuc_status_name(s));
   printf("garbage image: %s\n", gpuc_last_error());
   free(cubin);
