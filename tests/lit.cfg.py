@@ -31,3 +31,6 @@ if config.sanitize:
 if os.path.exists(os.path.join(config.cuda_home, "lib64", "libnvrtc.so")) or \
    os.path.exists(os.path.join(config.cuda_home, "targets", "x86_64-linux", "lib", "libnvrtc.so")):
     config.available_features.add("nvrtc")
+import shutil
+if shutil.which("valgrind") and not config.sanitize:
+    config.available_features.add("valgrind")
