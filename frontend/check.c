@@ -1911,8 +1911,8 @@ static FeType *check_inner(FeExpr *e, FeType *hint)
         return check_call(e, hint);
     case FE_EX_LAMBDA:
     case FE_EX_SECTION:
-        fe_error(e->loc, "a %s can only be passed to map, reduce, scan, exscan or filter",
-                 e->kind == FE_EX_LAMBDA ? "lambda" : "operator section");
+        fe_error(e->loc, "%s can only be passed to map, reduce, scan, exscan or filter",
+                 e->kind == FE_EX_LAMBDA ? "a lambda" : "an operator section");
         return err_type();
     case FE_EX_TUPLE: {
         FeType *t = new_type(FE_TY_TUPLE);
@@ -2736,9 +2736,10 @@ int fe_check(FeArena *a, FeProgram *p, const FeOptions *opts)
             }
         }
     }
+    int before_defines = fe_error_count();
     apply_defines(opts);
-    if (fe_error_count() > before) {
-        return fe_error_count() - before;
+    if (fe_error_count() > before_defines) {
+        return fe_error_count() - before; /* instances would only repeat what -D got wrong */
     }
     /* 3. every function that can be instantiated without arguments, then exports */
     for (int m = 0; m < p->nmodules; m++) {

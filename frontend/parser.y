@@ -32,7 +32,7 @@ static void fe_yyerror(FE_YYLTYPE *l, yyscan_t scanner, FeParser *p, const char 
         return; /* the scanner already said why */
     }
     if (strcmp(msg, "memory exhausted") == 0) {
-        fe_error(LOC(*l), "expression nested too deeply");
+        fe_error(LOC(*l), "expression nested too deeply (the limit is %d levels)", FE_MAX_DEPTH);
         p->fatal = true;
         return;
     }
