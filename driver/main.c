@@ -235,10 +235,17 @@ static int compile(FeArena *a, const Options *o)
 
     /* ---- emit dispatch (IR + backend owner) ---- */
     /* Lower prog->instances to the IR, run the passes (honouring
-     * o->dump_after and o->explain_fusion) and emit ir / c / cuda here. */
-    if (strcmp(o->emit, "ir") == 0 || strcmp(o->emit, "c") == 0 || strcmp(o->emit, "cuda") == 0) {
-        fe_error_noloc("--emit=%s is not available yet", o->emit);
-        return 1;
+     * o->dump_after and o->explain_fusion) and emit ir / c / cuda
+     * (backend/driver_glue.c). ir-unfused stops before fusion. */
+    if (strcmp(o->emit, "ir") == 0 || strcmp(o->emit, "ir-unfused") == 0 ||
+        strcmp(o->emit, "c") == 0 || strcmp(o->emit, "cuda") == 0) {
+        extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after,
+                                  bool explain, FILE *out);
+        if (!output_open(a, &out, o->output)) {
+            return 1;
+        }
+        int rc = be_driver_emit(prog, o->emit, o->dump_after, o->explain_fusion, out.f);
+        return output_close(&out, rc == 0) ? 0 : 1;
     }
     /* ---- end of emit dispatch ---- */
 

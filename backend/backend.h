@@ -1,0 +1,73 @@
+/* backend.h: gpuc's code generators, from the kernel IR (ir/ir.h).
+ *
+ *   be_emit_c     reference C99: sequential loops with the language's exact
+ *                 integer semantics (wrapping, division by zero is 0, no UB);
+ *                 one function per entry, and under GPUC_MAIN a main that
+ *                 reads the arguments as text on stdin and prints the results.
+ *   be_emit_cuda  CUDA C: one extern "C" __global__ per kernel, compilable by
+ *                 NVRTC (no includes needed); under GPUC_CUDA_HOST a host
+ *                 launcher per entry over the CUDA runtime API and, with
+ *                 GPUC_MAIN too, the same text main as the C backend.
+ *
+ * Generated names: values are v_<name> (entry parameters and sizes) or
+ * v<id>; lambda temporaries t<N>; kernels <entry>_k<N>_<kind>.
+ */
+#ifndef GPUC_BACKEND_H
+#define GPUC_BACKEND_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ir.h"
+
+int be_emit_c(FILE *out, IrModule *m);
+int be_emit_cuda(FILE *out, IrModule *m);
+
+/* ---- shared by the emitters (backend/emit_expr.c, backend/host.c) ---- */
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int indent;
+} BeBuf;
+void be_printf(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line at the current indentation, newline added. */
+void be_line(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void be_buf_free(BeBuf *b);
+
+/* The C name of an IR value. Returned string lives until the next 8 calls. */
+const char *be_vname(const IrValue *v);
+
+typedef struct BeExprCtx {
+    BeBuf *b;
+    bool cuda;
+    const char *const *params;  /* names of the lambda parameters */
+    const char *idx[2];         /* names of the element indices */
+    int ntmp;                   /* next temporary number (shared across calls) */
+    int nmemo, capmemo;
+    const IrExpr **mexpr;
+    char **mname;
+} BeExprCtx;
+/* Emit the statements computing e (memoised within ctx) and return its name. */
+const char *be_expr(BeExprCtx *c, const IrExpr *e);
+/* Bind a precomputed expression to a name (e.g. a tiled fold's accumulator). */
+void be_expr_bind(BeExprCtx *c, const IrExpr *e, const char *name);
+void be_expr_reset(BeExprCtx *c);  /* forget memoised temporaries (new scope) */
+void be_expr_free(BeExprCtx *c);
+/* Emit lambda l applied to named arguments; results written to fresh
+ * temporaries whose names are stored in res (caller frees nothing). */
+void be_lambda(BeExprCtx *c, const IrLambda *l, const char *const *args, const char **res);
+/* Apply binary operator `op` of type t to two C expressions. */
+const char *be_binop(BeExprCtx *c, int op, IrScalar t, const char *a, const char *b);
+const char *be_const(BeExprCtx *c, const IrExpr *e);
+char *be_strf(BeExprCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The prelude (types, integer helpers) and the text I/O (backend/host.c). */
+void be_prelude(BeBuf *b, bool cuda);
+void be_text_io(BeBuf *b);
+/* The main() reading entry arguments as text and printing results; `call`
+ * emits the per-entry invocation of NAME(...) (both backends share it). */
+void be_main(BeBuf *b, IrModule *m);
+/* The C signature of an entry's host function. */
+void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix);
+
+#endif

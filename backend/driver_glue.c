@@ -1,0 +1,46 @@
+/* driver_glue.c: the one call the driver makes for --emit=ir|c|cuda:
+ * lower the checked program, run the pass pipeline (with --dump-after and
+ * --explain-fusion), and print the requested form.  Keeping this here lets
+ * driver/main.c stay free of IR and backend types. */
+#include <string.h>
+
+#include "backend.h"
+#include "frontend.h"
+
+/* Returns 0 on success, 1 after errors (already reported). */
+int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out);
+
+int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out) {
+    if (dump_after) {
+        bool known = strcmp(dump_after, "all") == 0;
+        for (int i = 0; ir_pass_names[i]; i++) { known = known || strcmp(ir_pass_names[i], dump_after) == 0; }
+        if (!known) {
+            fprintf(stderr, "gpuc: error: unknown pass '%s' for --dump-after (passes:", dump_after);
+            for (int i = 0; ir_pass_names[i]; i++) { fprintf(stderr, " %s", ir_pass_names[i]); }
+            fprintf(stderr, ", all)\n");
+            return 1;
+        }
+    }
+    IrModule *m = ir_lower(prog, NULL);
+    if (!m || fe_error_count()) {
+        ir_module_free(m);
+        return 1;
+    }
+    m->explain = explain;
+    IrPipelineOptions po = { dump_after, out, strcmp(emit, "ir-unfused") == 0 };
+    ir_run_pipeline(m, &po);
+    if (explain) { ir_print_explain(out, m); }
+    int rc = 0;
+    if (strcmp(emit, "ir") == 0 || strcmp(emit, "ir-unfused") == 0) {
+        if (!dump_after) {
+            ir_print_module(out, m);
+            ir_print_kernels(out, m);
+        }
+    } else if (strcmp(emit, "c") == 0) {
+        rc = be_emit_c(out, m);
+    } else if (strcmp(emit, "cuda") == 0) {
+        rc = be_emit_cuda(out, m);
+    }
+    ir_module_free(m);
+    return rc;
+}

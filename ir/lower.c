@@ -1,0 +1,1239 @@
+/* lower.c: the checked AST (frontend/ast.h) to the array IR.
+ *
+ * requires: a checked FeProgram (every instance typed, templates
+ * instantiated, broadcasting marked).  produces: one IrEntry per entry
+ * instance, in SSA form, nothing fused.
+ *
+ * - Every helper `fn` is inlined: its body is lowered with its parameters
+ *   bound to the argument values.
+ * - Tuples and structs are flattened (an LVal is a tree whose leaves are
+ *   scalar expressions or arrays), so lambdas take and return scalars.
+ * - Broadcasting becomes explicit: a lifted operation is a map whose
+ *   full-shape operands are inputs, scalars are free values, rows are
+ *   read at the column index i1 and col(v) at the row index i0.
+ * - Inside a lambda, arrays that depend on the lambda's parameters (a row
+ *   A[i, :] in a comprehension) are "virtual": a length and an element
+ *   expression over a loop variable; a reduction over one becomes a fold.
+ */
+#include "ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+
+typedef enum { LV_SCALAR, LV_ARRAY, LV_VARR, LV_TUPLE, LV_FUNC } LvKind;
+
+typedef struct LVal LVal;
+typedef struct Env Env;
+struct LVal {
+    LvKind kind;
+    IrExpr *x;          /* SCALAR */
+    IrValue *arr;       /* ARRAY */
+    IrExpr *len;        /* VARR: length (i64) */
+    IrExpr *body;       /* VARR: element in terms of LOOPVAR var */
+    int var;            /* VARR */
+    IrScalar elem;      /* VARR element type */
+    int n;              /* TUPLE */
+    LVal **elems;
+    /* FUNC */
+    FeExpr *lambda;
+    Env *closure;
+    FeFunc *fn;
+    FeBuiltin builtin;
+    bool is_section;
+    FeOp section_op;
+};
+
+struct Env { int id; LVal *v; Env *next; };
+
+typedef struct {
+    IrModule *m;
+    IrEntry *e;
+    FeFunc *entry;
+    int next_var;       /* fold / virtual array loop variable ids */
+    int errors;
+    int depth;          /* inlining depth */
+} Lower;
+
+static LVal *lower(Lower *L, FeExpr *x, Env *env);
+
+static LVal *lv_new(Lower *L, LvKind k) {
+    LVal *v = ir_alloc(L->m->arena, sizeof *v);
+    v->kind = k;
+    return v;
+}
+static LVal *lv_scalar(Lower *L, IrExpr *x) { LVal *v = lv_new(L, LV_SCALAR); v->x = x; return v; }
+static LVal *lv_array(Lower *L, IrValue *a) { LVal *v = lv_new(L, LV_ARRAY); v->arr = a; return v; }
+static LVal *lv_tuple(Lower *L, int n) {
+    LVal *v = lv_new(L, LV_TUPLE);
+    v->n = n;
+    v->elems = ir_alloc(L->m->arena, sizeof *v->elems * (size_t)(n + 1));
+    return v;
+}
+
+static Env *bind(Lower *L, Env *env, FeBinding *b, LVal *v) {
+    Env *n = ir_alloc(L->m->arena, sizeof *n);
+    n->id = b->id; n->v = v; n->next = env;
+    return n;
+}
+static LVal *lookup(Env *env, FeBinding *b) {
+    for (; env; env = env->next) { if (env->id == b->id) { return env->v; } }
+    return NULL;
+}
+
+static void lerr(Lower *L, SrcLoc loc, const char *msg) {
+    fe_error(loc, "%s", msg);
+    L->errors++;
+}
+
+static IrScalar sc(const FeType *t) {
+    if (!t) { return IR_I32; }
+    if (t->kind == FE_TY_ARRAY) { return sc(t->elem); }
+    if (t->kind <= FE_TY_F64) { return (IrScalar)t->kind; }
+    return IR_I32;
+}
+
+/* ---- expression helpers ---- */
+static bool invariant(const IrExpr *e) {
+    if (!e) { return true; }
+    if (e->kind == IR_E_PARAM || e->kind == IR_E_IDX || e->kind == IR_E_LOOPVAR) { return false; }
+    return invariant(e->a[0]) && invariant(e->a[1]) && invariant(e->a[2]);
+}
+
+static bool lv_invariant(const LVal *v) {
+    switch (v->kind) {
+    case LV_SCALAR: return invariant(v->x);
+    case LV_ARRAY: return true;
+    case LV_VARR: return false;
+    case LV_TUPLE:
+        for (int i = 0; i < v->n; i++) { if (!lv_invariant(v->elems[i])) { return false; } }
+        return true;
+    case LV_FUNC: return true;
+    }
+    return true;
+}
+
+/* replace LOOPVAR `var` by `by` */
+static IrExpr *subst_loopvar(Lower *L, IrExpr *e, int var, IrExpr *by) {
+    if (!e) { return NULL; }
+    if (e->kind == IR_E_LOOPVAR && e->index == var) { return by; }
+    IrExpr *a0 = subst_loopvar(L, e->a[0], var, by);
+    IrExpr *a1 = subst_loopvar(L, e->a[1], var, by);
+    IrExpr *a2 = subst_loopvar(L, e->a[2], var, by);
+    if (a0 == e->a[0] && a1 == e->a[1] && a2 == e->a[2]) { return e; }
+    IrExpr *r = ir_alloc(L->m->arena, sizeof *r);
+    *r = *e;
+    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
+    return r;
+}
+
+/* Materialise an invariant scalar expression as an SSA value. */
+static IrValue *to_value(Lower *L, IrExpr *x, int line) {
+    if (x->kind == IR_E_FREE) { return x->val; }
+    if (x->kind == IR_E_CONST && x->ty == IR_I64) { return ir_size_const(L->m, L->e, x->c.i, line); }
+    IrStmt *s = ir_stmt_new(L->m, L->e, IR_S_SCALAR, IR_AOP_scalar, line);
+    s->map = ir_lambda_new(L->m, 0, NULL, 1);
+    s->map->res[0] = x;
+    IrValue *v = ir_value_new(L->m, L->e, x->ty, 0, NULL, NULL);
+    ir_stmt_add_out(L->m, s, v);
+    return v;
+}
+
+/* Leaves of an LVal, flattened. */
+static int count_leaves(const LVal *v) {
+    if (v->kind != LV_TUPLE) { return 1; }
+    int n = 0;
+    for (int i = 0; i < v->n; i++) { n += count_leaves(v->elems[i]); }
+    return n;
+}
+static void leaves(LVal *v, LVal **out, int *n) {
+    if (v->kind != LV_TUPLE) { out[(*n)++] = v; return; }
+    for (int i = 0; i < v->n; i++) { leaves(v->elems[i], out, n); }
+}
+static LVal **flat(Lower *L, LVal *v, int *n) {
+    int c = count_leaves(v);
+    LVal **out = ir_alloc(L->m->arena, sizeof *out * (size_t)(c + 1));
+    *n = 0;
+    leaves(v, out, n);
+    return out;
+}
+/* Rebuild an LVal with the structure of `shape` from a list of leaves. */
+static LVal *rebuild(Lower *L, LVal *shape, LVal **leaves_, int *at) {
+    if (shape->kind != LV_TUPLE) { return leaves_[(*at)++]; }
+    LVal *t = lv_tuple(L, shape->n);
+    for (int i = 0; i < shape->n; i++) { t->elems[i] = rebuild(L, shape->elems[i], leaves_, at); }
+    return t;
+}
+
+/* An array LVal as a virtual array (for use inside lambdas). */
+static LVal *as_varr(Lower *L, LVal *a) {
+    if (a->kind == LV_VARR) { return a; }
+    if (a->kind != LV_ARRAY || a->arr->rank != 1) { return NULL; }
+    LVal *v = lv_new(L, LV_VARR);
+    v->var = L->next_var++;
+    v->len = ir_e_free(L->m, a->arr->dims[0]);
+    v->body = ir_e_read(L->m, a->arr, ir_e_loopvar(L->m, v->var), NULL);
+    v->elem = a->arr->elem;
+    return v;
+}
+
+/* Materialise a virtual array as a map over its index space. */
+static IrValue *varr_to_value(Lower *L, LVal *v, int line) {
+    IrValue *n = to_value(L, v->len, line);
+    IrStmt *s = ir_stmt_new(L->m, L->e, IR_S_SCREMA, IR_AOP_for1d, line);
+    s->w[0] = n;
+    s->map = ir_lambda_new(L->m, 0, NULL, 1);
+    s->map->res[0] = subst_loopvar(L, v->body, v->var, ir_e_idx(L->m, 0));
+    IrValue *o = ir_value_new(L->m, L->e, v->elem, 1, n, NULL);
+    ir_stmt_add_out(L->m, s, o);
+    return o;
+}
+
+static IrValue *need_array(Lower *L, LVal *v, int line) {
+    if (v->kind == LV_ARRAY) { return v->arr; }
+    if (v->kind == LV_VARR && invariant(v->len)) {
+        /* a virtual array with no lambda dependence can be materialised */
+        bool ok = true;
+        IrExpr *b = subst_loopvar(L, v->body, v->var, ir_e_idx(L->m, 0));
+        ok = invariant(subst_loopvar(L, b, -1, NULL)) || true;
+        (void)ok;
+        return varr_to_value(L, v, line);
+    }
+    return NULL;
+}
+
+static IrExpr *scalar_of(Lower *L, LVal *v, SrcLoc loc) {
+    if (v && v->kind == LV_SCALAR) { return v->x; }
+    lerr(L, loc, "internal: expected a scalar value here (not supported by the IR lowering yet)");
+    return ir_e_const_i(L->m, IR_I32, 0);
+}
+
+/* ---- scalar operations ---- */
+static IrBinop fe_binop(FeOp op, IrScalar t) {
+    switch (op) {
+    case FE_OP_ADD: return IR_BIN_add;
+    case FE_OP_SUB: return IR_BIN_sub;
+    case FE_OP_MUL: return IR_BIN_mul;
+    case FE_OP_DIV: return IR_BIN_div;
+    case FE_OP_MOD: return IR_BIN_rem;
+    case FE_OP_POW: return IR_BIN_pow;
+    case FE_OP_BITAND: return t == IR_BOOL ? IR_BIN_land : IR_BIN_and;
+    case FE_OP_BITOR: return t == IR_BOOL ? IR_BIN_lor : IR_BIN_or;
+    case FE_OP_BITXOR: return t == IR_BOOL ? IR_BIN_ne : IR_BIN_xor;
+    case FE_OP_SHL: return IR_BIN_shl;
+    case FE_OP_SHR: return IR_BIN_shr;
+    case FE_OP_AND: return IR_BIN_land;
+    case FE_OP_OR: return IR_BIN_lor;
+    case FE_OP_EQ: return IR_BIN_eq;
+    case FE_OP_NE: return IR_BIN_ne;
+    case FE_OP_LT: return IR_BIN_lt;
+    case FE_OP_LE: return IR_BIN_le;
+    case FE_OP_GT: return IR_BIN_gt;
+    case FE_OP_GE: return IR_BIN_ge;
+    default: return IR_BIN_add;
+    }
+}
+
+/* Apply a scalar (unlifted) operation to scalar operands. */
+static IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n) {
+    IrModule *m = L->m;
+    switch (x->kind) {
+    case FE_EX_UNARY:
+        if (x->op == FE_OP_NEG) { return ir_e_un(m, IR_UN_neg, a[0]); }
+        if (x->op == FE_OP_NOT) { return ir_e_un(m, IR_UN_not, a[0]); }
+        return ir_e_un(m, IR_UN_bnot, a[0]);
+    case FE_EX_BINARY:
+        return ir_e_bin(m, fe_binop(x->op, a[0]->ty), a[0], a[1]);
+    case FE_EX_CAST:
+        return ir_e_cast(m, sc(x->cast_to), a[0]);
+    case FE_EX_CALL: {
+        switch (x->builtin) {
+        case FE_B_MINIMUM: return ir_e_bin(m, IR_BIN_min, a[0], a[1]);
+        case FE_B_MAXIMUM: return ir_e_bin(m, IR_BIN_max, a[0], a[1]);
+        case FE_B_POW: return ir_e_bin(m, IR_BIN_pow, a[0], a[1]);
+        case FE_B_ATAN2: return ir_e_bin(m, IR_BIN_atan2, a[0], a[1]);
+        case FE_B_CLAMP: return ir_e_bin(m, IR_BIN_min, ir_e_bin(m, IR_BIN_max, a[0], a[1]), a[2]);
+        default: {
+            int f = ir_math_lookup(fe_builtin_name(x->builtin));
+            if (f < 0) { break; }
+            (void)n;
+            return ir_e_math(m, (IrMath)f, a);
+        }
+        }
+        break;
+    }
+    default: break;
+    }
+    lerr(L, x->loc, "internal: unsupported scalar operation in lowering");
+    return a[0];
+}
+
+/* ---- lifted (elementwise) operations ---- */
+typedef struct { IrValue **ins; int nins; } Ins;
+
+static int add_in(Lower *L, Ins *in, IrValue *v) {
+    for (int i = 0; i < in->nins; i++) { if (in->ins[i] == v) { return i; } }
+    IrValue **n = ir_alloc(L->m->arena, sizeof *n * (size_t)(in->nins + 1));
+    if (in->nins) { memcpy(n, in->ins, sizeof *n * (size_t)in->nins); }
+    n[in->nins] = v;
+    in->ins = n;
+    return in->nins++;
+}
+
+static FeExpr *unwrap_col(FeExpr *x) {
+    if (x->kind == FE_EX_CALL && x->builtin == FE_B_COL) { return x->args[0]; }
+    return x;
+}
+
+/* An operand of a lifted op, as an element expression. */
+static IrExpr *lifted_operand(Lower *L, FeExpr *ox, LVal *v, Ins *in, IrValue **shape, int rank) {
+    if (v->kind == LV_SCALAR) { return v->x; }
+    IrValue *a = need_array(L, v, ox->loc.line);
+    if (!a) { lerr(L, ox->loc, "internal: array operand not supported here"); return ir_e_const_i(L->m, IR_I32, 0); }
+    switch (ox->bcast) {
+    case FE_BC_SCALAR: return ir_e_const_i(L->m, a->elem, 0);
+    case FE_BC_ROW:
+        if (!shape[1]) { shape[1] = a->dims[0]; }
+        return ir_e_read(L->m, a, ir_e_idx(L->m, rank == 2 ? 1 : 0), NULL);
+    case FE_BC_COL:
+        if (!shape[0]) { shape[0] = a->dims[0]; }
+        return ir_e_read(L->m, a, ir_e_idx(L->m, 0), NULL);
+    case FE_BC_NONE:
+    default:
+        if (!shape[0] || shape[0]->has_const) { shape[0] = a->dims[0]; }
+        if (a->rank == 2 && (!shape[1] || shape[1]->has_const)) { shape[1] = a->dims[1]; }
+        return ir_e_param(L->m, a->elem, add_in(L, in, a));
+    }
+}
+
+static LVal *lifted(Lower *L, FeExpr *x, FeExpr **ops, int nops, Env *env) {
+    IrModule *m = L->m;
+    LVal **vals = ir_alloc(m->arena, sizeof *vals * (size_t)(nops + 1));
+    bool inv = true, anyvarr = false;
+    for (int i = 0; i < nops; i++) {
+        vals[i] = lower(L, unwrap_col(ops[i]), env);
+        if (!lv_invariant(vals[i])) { inv = false; }
+        if (vals[i]->kind == LV_VARR) { anyvarr = true; }
+    }
+    int rank = x->type && x->type->kind == FE_TY_ARRAY ? x->type->rank : 1;
+    if (!inv || anyvarr) {
+        /* inside a lambda: a virtual array */
+        if (rank != 1) { lerr(L, x->loc, "internal: 2-D arrays inside lambdas are not supported yet"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+        int var = L->next_var++;
+        IrExpr **a = ir_alloc(m->arena, sizeof *a * (size_t)(nops + 1));
+        IrExpr *len = NULL;
+        for (int i = 0; i < nops; i++) {
+            if (vals[i]->kind == LV_SCALAR) { a[i] = vals[i]->x; continue; }
+            LVal *va = as_varr(L, vals[i]);
+            if (!va) { lerr(L, x->loc, "internal: unsupported operand in a lambda"); return vals[i]; }
+            a[i] = subst_loopvar(L, va->body, va->var, ir_e_loopvar(m, var));
+            if (!len) { len = va->len; }
+        }
+        LVal *r = lv_new(L, LV_VARR);
+        r->var = var;
+        r->len = len;
+        r->body = scalar_op(L, x, a, nops);
+        r->elem = r->body->ty;
+        return r;
+    }
+    Ins in = { 0 };
+    IrValue *shape[2] = { 0 };
+    IrExpr **a = ir_alloc(m->arena, sizeof *a * (size_t)(nops + 1));
+    for (int i = 0; i < nops; i++) { a[i] = lifted_operand(L, unwrap_col(ops[i]) == ops[i] ? ops[i] : ops[i], vals[i], &in, shape, rank); }
+    IrExpr *body = scalar_op(L, x, a, nops);
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
+    s->rank = rank;
+    s->w[0] = shape[0];
+    s->w[1] = shape[1];
+    if (!shape[0] || (rank == 2 && !shape[1])) { lerr(L, x->loc, "internal: cannot find the shape of a lifted operation"); return lv_scalar(L, body); }
+    s->nins = in.nins;
+    s->ins = in.ins;
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
+    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
+    s->map = ir_lambda_new(m, in.nins, pt, 1);
+    s->map->res[0] = body;
+    IrValue *o = ir_value_new(m, L->e, body->ty, rank, shape[0], rank == 2 ? shape[1] : NULL);
+    ir_stmt_add_out(m, s, o);
+    return lv_array(L, o);
+}
+
+/* ---- functions as values ---- */
+static LVal *bind_pattern(Lower *L, FePattern *p, LVal *v, Env **env) {
+    switch (p->kind) {
+    case FE_PAT_NAME: *env = bind(L, *env, p->bind, v); break;
+    case FE_PAT_WILD: break;
+    case FE_PAT_TUPLE:
+        if (v->kind != LV_TUPLE || v->n != p->nelems) { lerr(L, p->loc, "internal: tuple pattern does not match"); break; }
+        for (int i = 0; i < p->nelems; i++) { bind_pattern(L, p->elems[i], v->elems[i], env); }
+        break;
+    }
+    return v;
+}
+
+static LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
+    if (L->depth > 64) { lerr(L, loc, "function inlining too deep"); return args[0]; }
+    L->depth++;
+    LVal *r = NULL;
+    if (f->lambda) {
+        Env *env = f->closure;
+        for (int i = 0; i < f->lambda->nparams && i < nargs; i++) { bind_pattern(L, f->lambda->params[i], args[i], &env); }
+        r = lower(L, f->lambda->a, env);
+    } else if (f->fn) {
+        Env *env = NULL;
+        for (int i = 0; i < f->fn->nparams && i < nargs; i++) { env = bind(L, env, f->fn->params[i].bind, args[i]); }
+        r = lower(L, f->fn->body, env);
+    } else if (f->is_section || f->builtin) {
+        IrExpr *a = scalar_of(L, args[0], loc);
+        IrExpr *b = nargs > 1 ? scalar_of(L, args[1], loc) : NULL;
+        IrBinop op;
+        if (f->is_section) { op = fe_binop(f->section_op, a->ty); }
+        else if (f->builtin == FE_B_MIN || f->builtin == FE_B_MINIMUM) { op = IR_BIN_min; }
+        else if (f->builtin == FE_B_MAX || f->builtin == FE_B_MAXIMUM) { op = IR_BIN_max; }
+        else if (f->builtin == FE_B_POW) { op = IR_BIN_pow; }
+        else {
+            int mf = ir_math_lookup(fe_builtin_name(f->builtin));
+            if (mf >= 0 && ir_math_info[mf].arity == nargs) {
+                IrExpr *aa[3] = { a, b, nargs > 2 ? scalar_of(L, args[2], loc) : NULL };
+                L->depth--;
+                return lv_scalar(L, ir_e_math(L->m, (IrMath)mf, aa));
+            }
+            lerr(L, loc, "internal: unsupported builtin used as a function");
+            op = IR_BIN_add;
+        }
+        r = lv_scalar(L, b ? ir_e_bin(L->m, op, a, b) : a);
+    } else {
+        lerr(L, loc, "internal: not a function");
+        r = args[0];
+    }
+    L->depth--;
+    return r;
+}
+
+/* LVal of element parameters for arrays `arrs` (leaves ARRAY), params from `first`. */
+static LVal *element_params(Lower *L, LVal *shape, int *k) {
+    if (shape->kind == LV_TUPLE) {
+        LVal *t = lv_tuple(L, shape->n);
+        for (int i = 0; i < shape->n; i++) { t->elems[i] = element_params(L, shape->elems[i], k); }
+        return t;
+    }
+    IrScalar ty = shape->kind == LV_ARRAY ? shape->arr->elem : shape->elem;
+    return lv_scalar(L, ir_e_param(L->m, ty, (*k)++));
+}
+
+/* element-type LVal of parameters numbered from `*k` with the structure of an FE type */
+static LVal *typed_params(Lower *L, const FeType *t, IrScalar **pt, int *k) {
+    if (t->kind == FE_TY_TUPLE) {
+        LVal *v = lv_tuple(L, t->nelems);
+        for (int i = 0; i < t->nelems; i++) { v->elems[i] = typed_params(L, t->elems[i], pt, k); }
+        return v;
+    }
+    if (t->kind == FE_TY_STRUCT) {
+        LVal *v = lv_tuple(L, t->sdecl->nfields);
+        for (int i = 0; i < t->sdecl->nfields; i++) { v->elems[i] = typed_params(L, t->sdecl->field_types[i], pt, k); }
+        return v;
+    }
+    (*pt)[*k] = sc(t);
+    return lv_scalar(L, ir_e_param(L->m, sc(t), (*k)++));
+}
+
+static int fe_leaves(const FeType *t) {
+    if (t->kind == FE_TY_TUPLE) { int n = 0; for (int i = 0; i < t->nelems; i++) { n += fe_leaves(t->elems[i]); } return n; }
+    if (t->kind == FE_TY_STRUCT) { int n = 0; for (int i = 0; i < t->sdecl->nfields; i++) { n += fe_leaves(t->sdecl->field_types[i]); } return n; }
+    if (t->kind == FE_TY_ARRAY) { return fe_leaves(t->elem); }
+    return 1;
+}
+
+/* Flatten the array arguments into the statement's inputs. */
+static int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc loc) {
+    int n;
+    LVal **lv = flat(L, v, &n);
+    for (int i = 0; i < n; i++) {
+        IrValue *a = need_array(L, lv[i], loc.line);
+        if (!a) { lerr(L, loc, "internal: expected an array"); return 0; }
+        if (!*width) { *width = a->dims[0]; }
+        in->ins = in->ins;
+        IrValue **nn = ir_alloc(L->m->arena, sizeof *nn * (size_t)(in->nins + 1));
+        if (in->nins) { memcpy(nn, in->ins, sizeof *nn * (size_t)in->nins); }
+        nn[in->nins++] = a;
+        in->ins = nn;
+        lv[i] = lv_array(L, a);
+    }
+    return n;
+}
+
+static LVal *func_value(Lower *L, FeExpr *x, Env *env) {
+    LVal *f = lv_new(L, LV_FUNC);
+    if (x->kind == FE_EX_LAMBDA) { f->lambda = x; f->closure = env; }
+    else if (x->kind == FE_EX_SECTION) { f->is_section = true; f->section_op = x->op; }
+    else if (x->kind == FE_EX_NAME && x->name_kind == FE_NAME_FUNC) { f->fn = x->func; }
+    else if (x->kind == FE_EX_NAME && x->name_kind == FE_NAME_BUILTIN) { f->builtin = x->builtin; }
+    else if (x->kind == FE_EX_NAME && x->name_kind == FE_NAME_VAR) {
+        LVal *v = lookup(env, x->bind);
+        if (v && v->kind == LV_FUNC) { return v; }
+    } else {
+        lerr(L, x->loc, "internal: unsupported function value");
+    }
+    return f;
+}
+
+/* Build an operator (reduce/scan) from a function value and its neutral element. */
+static IrOperator make_operator(Lower *L, LVal *f, LVal *ne, const FeType *elem_t, SrcLoc loc) {
+    IrModule *m = L->m;
+    IrOperator o = { 0 };
+    int ar = fe_leaves(elem_t);
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(2 * ar + 1));
+    int k = 0;
+    LVal *acc = typed_params(L, elem_t, &pt, &k);
+    LVal *xx = typed_params(L, elem_t, &pt, &k);
+    LVal *args[2] = { acc, xx };
+    LVal *r = apply(L, f, args, 2, loc);
+    int n;
+    LVal **rl = flat(L, r, &n);
+    o.arity = ar;
+    o.op = ir_lambda_new(m, 2 * ar, pt, ar);
+    for (int i = 0; i < ar && i < n; i++) { o.op->res[i] = scalar_of(L, rl[i], loc); }
+    int nn;
+    LVal **nl = flat(L, ne, &nn);
+    o.ne = ir_alloc(m->arena, sizeof *o.ne * (size_t)(ar + 1));
+    for (int i = 0; i < ar; i++) {
+        o.ne[i] = i < nn ? scalar_of(L, nl[i], loc) : ir_e_const_i(m, pt[i], 0);
+        if (o.ne[i]->ty != pt[i]) { o.ne[i] = ir_e_cast(m, pt[i], o.ne[i]); }
+    }
+    /* a single commutative binop of the two parameters is commutative */
+    IrExpr *r0 = o.op->res[0];
+    if (ar == 1 && r0->kind == IR_E_BIN && (ir_binop_info[r0->op].flags & IR_BF_COMM) &&
+        r0->a[0]->kind == IR_E_PARAM && r0->a[1]->kind == IR_E_PARAM && r0->a[0]->index != r0->a[1]->index) {
+        o.commutative = true;
+        o.name = ir_binop_info[r0->op].name;
+    }
+    return o;
+}
+
+static IrBinop reduce_binop(FeBuiltin b, IrScalar t) {
+    switch (b) {
+    case FE_B_SUM: case FE_B_CUMSUM: return IR_BIN_add;
+    case FE_B_PROD: return IR_BIN_mul;
+    case FE_B_MIN: return IR_BIN_min;
+    case FE_B_MAX: return IR_BIN_max;
+    case FE_B_ALL: return IR_BIN_land;
+    case FE_B_ANY: return IR_BIN_lor;
+    default: (void)t; return IR_BIN_add;
+    }
+}
+
+/* Outputs of a screma-like statement with the structure of `shape`. */
+static LVal *outs_like(Lower *L, IrStmt *s, const FeType *t, IrValue *d0, IrValue *d1, int rank) {
+    int n = fe_leaves(t);
+    IrScalar *pt = ir_alloc(L->m->arena, sizeof *pt * (size_t)(n + 1));
+    int k = 0;
+    LVal *shape = typed_params(L, t->kind == FE_TY_ARRAY ? t->elem : t, &pt, &k);
+    LVal **leaves_ = ir_alloc(L->m->arena, sizeof *leaves_ * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        IrValue *v = ir_value_new(L->m, L->e, pt[i], rank, d0, d1);
+        ir_stmt_add_out(L->m, s, v);
+        leaves_[i] = rank ? lv_array(L, v) : lv_scalar(L, ir_e_free(L->m, v));
+    }
+    int at = 0;
+    return rebuild(L, shape, leaves_, &at);
+}
+
+/* reduce over a virtual array inside a lambda: a fold */
+static LVal *fold_varr(Lower *L, LVal *va, IrBinop op, SrcLoc loc) {
+    (void)loc;
+    IrExpr *ne = ir_neutral(L->m, op, va->elem);
+    return lv_scalar(L, ir_e_fold(L->m, va->var, op, va->len, ne, va->body));
+}
+
+static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    FeBuiltin b = x->builtin;
+    bool general = b == FE_B_REDUCE;
+    FeExpr *arr_x = general ? x->args[2] : x->args[0];
+    LVal *arr = lower(L, arr_x, env);
+    int axis = x->axis;
+    if (arr->kind == LV_VARR || (!lv_invariant(arr) && arr->kind != LV_TUPLE)) {
+        if (general || b == FE_B_ARGMIN || b == FE_B_ARGMAX) { lerr(L, x->loc, "internal: general reductions inside lambdas are not supported yet"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+        LVal *va = as_varr(L, arr);
+        return fold_varr(L, va, reduce_binop(b, va->elem), x->loc);
+    }
+    const FeType *at = arr_x->type;
+    const FeType *elem_t = at->elem;
+    Ins in = { 0 };
+    IrValue *w = NULL;
+    collect_arrays(L, arr, &in, &w, x->loc);
+    if (!in.nins) { return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+    IrValue *A = in.ins[0];
+    IrStmt *s;
+    if (axis >= 0 && A->rank == 2) {
+        s = ir_stmt_new(m, L->e, IR_S_SEGRED, IR_AOP_reduce_axis, x->loc.line);
+        s->rank = 2;
+        s->w[0] = A->dims[0];
+        s->w[1] = A->dims[1];
+        s->axis = axis;
+    } else {
+        s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_reduce, x->loc.line);
+        s->w[0] = w;
+    }
+    s->ins = in.ins;
+    s->nins = in.nins;
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 3));
+    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
+    IrOperator op;
+    if (general) {
+        LVal *f = func_value(L, x->args[0], env);
+        LVal *ne = lower(L, x->args[1], env);
+        op = make_operator(L, f, ne, elem_t, x->loc);
+        s->map = ir_lambda_new(m, in.nins, pt, in.nins);
+        for (int i = 0; i < in.nins; i++) { s->map->res[i] = ir_e_param(m, pt[i], i); }
+    } else if (b == FE_B_ARGMIN || b == FE_B_ARGMAX) {
+        IrScalar t = pt[0];
+        IrScalar opt[4] = { t, IR_I64, t, IR_I64 };
+        op.arity = 2;
+        op.op = ir_lambda_new(m, 4, opt, 2);
+        IrExpr *v1 = ir_e_param(m, t, 0), *i1 = ir_e_param(m, IR_I64, 1), *v2 = ir_e_param(m, t, 2), *i2 = ir_e_param(m, IR_I64, 3);
+        IrBinop better = b == FE_B_ARGMIN ? IR_BIN_lt : IR_BIN_gt;
+        /* take the second if strictly better, or equal with a smaller index; -1 marks "none" */
+        IrExpr *take2 = ir_e_bin(m, IR_BIN_lor, ir_e_bin(m, IR_BIN_lt, i1, ir_e_const_i(m, IR_I64, 0)),
+                                 ir_e_bin(m, IR_BIN_land, ir_e_bin(m, IR_BIN_ge, i2, ir_e_const_i(m, IR_I64, 0)),
+                                          ir_e_bin(m, IR_BIN_lor, ir_e_bin(m, better, v2, v1),
+                                                   ir_e_bin(m, IR_BIN_land, ir_e_bin(m, IR_BIN_eq, v2, v1), ir_e_bin(m, IR_BIN_lt, i2, i1)))));
+        op.op->res[0] = ir_e_select(m, take2, v2, v1);
+        op.op->res[1] = ir_e_select(m, take2, i2, i1);
+        op.ne = ir_alloc(m->arena, sizeof *op.ne * 2);
+        op.ne[0] = ir_e_const_i(m, t, 0);
+        op.ne[1] = ir_e_const_i(m, IR_I64, -1);
+        op.commutative = true;
+        op.name = b == FE_B_ARGMIN ? "argmin" : "argmax";
+        s->map = ir_lambda_new(m, 1, pt, 2);
+        s->map->res[0] = ir_e_param(m, t, 0);
+        s->map->res[1] = ir_e_idx(m, axis == 0 ? 0 : (s->rank == 2 ? 1 : 0));
+        op.exclusive = false;
+        s->reds = ir_alloc(m->arena, sizeof *s->reds);
+        s->reds[0] = op;
+        s->nreds = 1;
+        IrValue *d = s->rank == 2 ? (axis == 1 ? s->w[0] : s->w[1]) : NULL;
+        IrValue *vv = ir_value_new(m, L->e, t, s->rank == 2 ? 1 : 0, d, NULL);
+        IrValue *iv = ir_value_new(m, L->e, IR_I64, s->rank == 2 ? 1 : 0, d, NULL);
+        ir_stmt_add_out(m, s, vv);
+        ir_stmt_add_out(m, s, iv);
+        /* no element: index -1 becomes 0?  keep -1 as the language's "none" */
+        return s->rank == 2 ? lv_array(L, iv) : lv_scalar(L, ir_e_free(m, iv));
+    } else {
+        op = ir_operator_binop(m, reduce_binop(b, pt[0]), pt[0], false);
+        s->map = ir_lambda_new(m, 1, pt, 1);
+        s->map->res[0] = ir_e_param(m, pt[0], 0);
+    }
+    s->reds = ir_alloc(m->arena, sizeof *s->reds);
+    s->reds[0] = op;
+    s->nreds = 1;
+    if (s->kind == IR_S_SEGRED) {
+        IrValue *d = axis == 1 ? s->w[0] : s->w[1];
+        return outs_like(L, s, x->type, d, NULL, 1);
+    }
+    return outs_like(L, s, x->type, NULL, NULL, 0);
+}
+
+static LVal *lower_scan(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    FeBuiltin b = x->builtin;
+    bool cumsum = b == FE_B_CUMSUM;
+    FeExpr *arr_x = cumsum ? x->args[0] : x->args[2];
+    LVal *arr = lower(L, arr_x, env);
+    Ins in = { 0 };
+    IrValue *w = NULL;
+    collect_arrays(L, arr, &in, &w, x->loc);
+    if (!in.nins) { return arr; }
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, b == FE_B_EXSCAN ? IR_AOP_exscan : IR_AOP_scan, x->loc.line);
+    s->w[0] = w;
+    s->ins = in.ins;
+    s->nins = in.nins;
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
+    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
+    s->map = ir_lambda_new(m, in.nins, pt, in.nins);
+    for (int i = 0; i < in.nins; i++) { s->map->res[i] = ir_e_param(m, pt[i], i); }
+    IrOperator op;
+    if (cumsum) {
+        op = ir_operator_binop(m, IR_BIN_add, pt[0], false);
+    } else {
+        LVal *f = func_value(L, x->args[0], env);
+        LVal *ne = lower(L, x->args[1], env);
+        op = make_operator(L, f, ne, arr_x->type->elem, x->loc);
+        op.exclusive = b == FE_B_EXSCAN;
+    }
+    s->scans = ir_alloc(m->arena, sizeof *s->scans);
+    s->scans[0] = op;
+    s->nscans = 1;
+    return outs_like(L, s, x->type, w, NULL, 1);
+}
+
+static LVal *lower_map(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    LVal *f = func_value(L, x->args[0], env);
+    int narr = x->nargs - 1;
+    LVal **arrs = ir_alloc(m->arena, sizeof *arrs * (size_t)(narr + 1));
+    bool inv = true;
+    for (int i = 0; i < narr; i++) {
+        arrs[i] = lower(L, x->args[1 + i], env);
+        if (!lv_invariant(arrs[i])) { inv = false; }
+    }
+    if (!inv) {
+        /* a map inside a lambda over virtual arrays: a virtual array */
+        int var = L->next_var++;
+        LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(narr + 1));
+        IrExpr *len = NULL;
+        for (int i = 0; i < narr; i++) {
+            LVal *va = as_varr(L, arrs[i]);
+            if (!va) { lerr(L, x->loc, "internal: unsupported map inside a lambda"); return arrs[i]; }
+            el[i] = lv_scalar(L, subst_loopvar(L, va->body, va->var, ir_e_loopvar(m, var)));
+            if (!len) { len = va->len; }
+        }
+        LVal *r = apply(L, f, el, narr, x->loc);
+        LVal *v = lv_new(L, LV_VARR);
+        v->var = var; v->len = len; v->body = scalar_of(L, r, x->loc); v->elem = v->body->ty;
+        return v;
+    }
+    Ins in = { 0 };
+    IrValue *w = NULL;
+    int k = 0;
+    LVal **params = ir_alloc(m->arena, sizeof *params * (size_t)(narr + 1));
+    for (int i = 0; i < narr; i++) {
+        int before = in.nins;
+        collect_arrays(L, arrs[i], &in, &w, x->loc);
+        (void)before;
+    }
+    /* element parameters with each argument's structure (leaves now arrays) */
+    k = 0;
+    for (int i = 0; i < narr; i++) {
+        int n;
+        LVal **lv = flat(L, arrs[i], &n);
+        LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
+        for (int j = 0; j < n; j++) { el[j] = lv_scalar(L, ir_e_param(m, in.ins[k]->elem, k)); k++; }
+        int at = 0;
+        params[i] = rebuild(L, arrs[i], el, &at);
+    }
+    int rank = in.nins ? in.ins[0]->rank : 1;
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
+    s->rank = rank;
+    s->w[0] = w;
+    if (rank == 2) { s->w[1] = in.ins[0]->dims[1]; }
+    s->ins = in.ins;
+    s->nins = in.nins;
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
+    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
+    /* the statement must come after anything the body creates: lower the
+     * body first, then move the statement to the end */
+    LVal *r = apply(L, f, params, narr, x->loc);
+    int n;
+    LVal **rl = flat(L, r, &n);
+    s->map = ir_lambda_new(m, in.nins, pt, n);
+    for (int i = 0; i < n; i++) { s->map->res[i] = scalar_of(L, rl[i], x->loc); }
+    ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
+    return outs_like(L, s, x->type, s->w[0], s->w[1], rank);
+}
+
+static LVal *lower_filter(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    LVal *f = func_value(L, x->args[0], env);
+    LVal *arr = lower(L, x->args[1], env);
+    Ins in = { 0 };
+    IrValue *w = NULL;
+    collect_arrays(L, arr, &in, &w, x->loc);
+    int n;
+    LVal **lv = flat(L, arr, &n);
+    LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(n + 1));
+    for (int j = 0; j < n; j++) { pt[j] = in.ins[j]->elem; el[j] = lv_scalar(L, ir_e_param(m, pt[j], j)); }
+    int at = 0;
+    LVal *param = rebuild(L, arr, el, &at);
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_FILTER, IR_AOP_filter, x->loc.line);
+    LVal *pred = apply(L, f, &param, 1, x->loc);
+    ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
+    s->w[0] = w;
+    s->ins = in.ins;
+    s->nins = in.nins;
+    s->map = ir_lambda_new(m, n, pt, n + 1);
+    s->map->res[0] = scalar_of(L, pred, x->loc);
+    for (int j = 0; j < n; j++) { s->map->res[1 + j] = ir_e_param(m, pt[j], j); }
+    (void)lv;
+    /* outs: the kept arrays, then their count */
+    IrValue *cnt = ir_value_new(m, L->e, IR_I64, 0, NULL, NULL);
+    LVal **outl = ir_alloc(m->arena, sizeof *outl * (size_t)(n + 1));
+    for (int j = 0; j < n; j++) {
+        IrValue *o = ir_value_new(m, L->e, pt[j], 1, cnt, NULL);
+        ir_stmt_add_out(m, s, o);
+        outl[j] = lv_array(L, o);
+    }
+    ir_stmt_add_out(m, s, cnt);
+    at = 0;
+    return rebuild(L, arr, outl, &at);
+}
+
+static LVal *lower_scatter(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    LVal *dest = lower(L, x->args[0], env);
+    LVal *idx = lower(L, x->args[1], env);
+    LVal *vals = lower(L, x->args[2], env);
+    IrValue *iv = need_array(L, idx, x->loc.line);
+    int nd, nv;
+    LVal **dl = flat(L, dest, &nd);
+    LVal **vl = flat(L, vals, &nv);
+    LVal **outl = ir_alloc(m->arena, sizeof *outl * (size_t)(nd + 1));
+    for (int j = 0; j < nd && j < nv; j++) {
+        IrValue *dv = need_array(L, dl[j], x->loc.line), *vv = need_array(L, vl[j], x->loc.line);
+        if (!dv || !vv || !iv) { lerr(L, x->loc, "internal: scatter arguments"); return dest; }
+        IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCATTER, IR_AOP_scatter, x->loc.line);
+        s->w[0] = iv->dims[0];
+        s->dest = dv;
+        s->nins = 2;
+        s->ins = ir_alloc(m->arena, sizeof *s->ins * 2);
+        s->ins[0] = iv; s->ins[1] = vv;
+        IrScalar pt[2] = { iv->elem, vv->elem };
+        s->map = ir_lambda_new(m, 2, pt, 2);
+        s->map->res[0] = ir_e_cast(m, IR_I64, ir_e_param(m, pt[0], 0));
+        s->map->res[1] = ir_e_param(m, pt[1], 1);
+        IrValue *o = ir_value_new(m, L->e, dv->elem, 1, dv->dims[0], NULL);
+        ir_stmt_add_out(m, s, o);
+        outl[j] = lv_array(L, o);
+    }
+    int at = 0;
+    return rebuild(L, dest, outl, &at);
+}
+
+/* A top-level "for" comprehension (1-D or 2-D). */
+static LVal *lower_for(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    LVal *e0 = lower(L, x->a, env);
+    IrExpr *n0 = scalar_of(L, e0, x->loc);
+    if (!invariant(n0)) { lerr(L, x->loc, "internal: comprehension inside a lambda"); return e0; }
+    IrValue *w0 = to_value(L, ir_e_cast(m, IR_I64, n0), x->loc.line), *w1 = NULL;
+    if (x->rank == 2) {
+        LVal *e1 = lower(L, x->c, env);
+        w1 = to_value(L, ir_e_cast(m, IR_I64, scalar_of(L, e1, x->loc)), x->loc.line);
+    }
+    Env *benv = bind(L, env, x->loop_vars[0], lv_scalar(L, ir_e_idx(m, 0)));
+    if (x->rank == 2) { benv = bind(L, benv, x->loop_vars[1], lv_scalar(L, ir_e_idx(m, 1))); }
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->rank == 2 ? IR_AOP_for2d : IR_AOP_for1d, x->loc.line);
+    s->rank = x->rank;
+    s->w[0] = w0;
+    s->w[1] = w1;
+    LVal *r = lower(L, x->b, benv);
+    ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
+    int n;
+    LVal **rl = flat(L, r, &n);
+    s->map = ir_lambda_new(m, 0, NULL, n);
+    for (int i = 0; i < n; i++) { s->map->res[i] = scalar_of(L, rl[i], x->loc); }
+    return outs_like(L, s, x->type, w0, w1, x->rank);
+}
+
+static LVal *lower_call(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    if (x->builtin == FE_B_NONE) {
+        /* a user fn: inline it (lifted calls of scalar fns are maps) */
+        LVal **args = ir_alloc(m->arena, sizeof *args * (size_t)(x->nargs + 1));
+        LVal f = { 0 };
+        f.kind = LV_FUNC;
+        f.fn = x->func;
+        if (x->lifted) {
+            /* map the scalar function over its (broadcast) arguments */
+            for (int i = 0; i < x->nargs; i++) { args[i] = lower(L, x->args[i], env); }
+            Ins in = { 0 };
+            IrValue *shape[2] = { 0 };
+            int rank = x->type->rank;
+            LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(x->nargs + 1));
+            for (int i = 0; i < x->nargs; i++) { el[i] = lv_scalar(L, lifted_operand(L, x->args[i], args[i], &in, shape, rank)); }
+            IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
+            LVal *r = apply(L, &f, el, x->nargs, x->loc);
+            ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
+            s->rank = rank; s->w[0] = shape[0]; s->w[1] = shape[1];
+            s->ins = in.ins; s->nins = in.nins;
+            IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
+            for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
+            int n;
+            LVal **rl = flat(L, r, &n);
+            s->map = ir_lambda_new(m, in.nins, pt, n);
+            for (int i = 0; i < n; i++) { s->map->res[i] = scalar_of(L, rl[i], x->loc); }
+            return outs_like(L, s, x->type, shape[0], shape[1], rank);
+        }
+        for (int i = 0; i < x->nargs; i++) { args[i] = lower(L, x->args[i], env); }
+        return apply(L, &f, args, x->nargs, x->loc);
+    }
+    switch (x->builtin) {
+    case FE_B_MAP: return lower_map(L, x, env);
+    case FE_B_REDUCE: case FE_B_SUM: case FE_B_PROD: case FE_B_MIN: case FE_B_MAX:
+    case FE_B_ALL: case FE_B_ANY: case FE_B_ARGMIN: case FE_B_ARGMAX:
+        return lower_reduce_builtin(L, x, env);
+    case FE_B_SCAN: case FE_B_EXSCAN: case FE_B_CUMSUM: return lower_scan(L, x, env);
+    case FE_B_FILTER: return lower_filter(L, x, env);
+    case FE_B_SCATTER: return lower_scatter(L, x, env);
+    case FE_B_ZIP: {
+        LVal *t = lv_tuple(L, x->nargs);
+        for (int i = 0; i < x->nargs; i++) { t->elems[i] = lower(L, x->args[i], env); }
+        return t;
+    }
+    case FE_B_UNZIP: return lower(L, x->args[0], env);
+    case FE_B_COL: return lower(L, x->args[0], env);
+    case FE_B_IOTA: case FE_B_REPLICATE: {
+        LVal *nv = lower(L, x->args[0], env);
+        IrExpr *n = scalar_of(L, nv, x->loc);
+        IrValue *w = to_value(L, ir_e_cast(m, IR_I64, n), x->loc.line);
+        IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->builtin == FE_B_IOTA ? IR_AOP_iota : IR_AOP_replicate, x->loc.line);
+        s->w[0] = w;
+        if (x->builtin == FE_B_IOTA) {
+            s->map = ir_lambda_new(m, 0, NULL, 1);
+            s->map->res[0] = ir_e_cast(m, sc(x->type), ir_e_idx(m, 0));
+        } else {
+            LVal *v = lower(L, x->args[1], env);
+            ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
+            int k;
+            LVal **vl = flat(L, v, &k);
+            s->map = ir_lambda_new(m, 0, NULL, k);
+            for (int i = 0; i < k; i++) { s->map->res[i] = scalar_of(L, vl[i], x->loc); }
+        }
+        return outs_like(L, s, x->type, w, NULL, 1);
+    }
+    case FE_B_LENGTH: case FE_B_ROWS: case FE_B_COLS: {
+        LVal *a = lower(L, x->args[0], env);
+        int n;
+        LVal **al = flat(L, a, &n);
+        if (al[0]->kind == LV_VARR) { return lv_scalar(L, al[0]->len); }
+        if (al[0]->kind != LV_ARRAY) { lerr(L, x->loc, "internal: length of a non-array"); return a; }
+        IrValue *d = al[0]->arr->dims[x->builtin == FE_B_COLS ? 1 : 0];
+        return lv_scalar(L, ir_e_cast(m, sc(x->type), ir_e_free(m, d)));
+    }
+    default: break;
+    }
+    /* scalar math builtins, lifted or not */
+    if (x->lifted) { return lifted(L, x, x->args, x->nargs, env); }
+    IrExpr *a[3] = { 0 };
+    for (int i = 0; i < x->nargs && i < 3; i++) { a[i] = scalar_of(L, lower(L, x->args[i], env), x->loc); }
+    return lv_scalar(L, scalar_op(L, x, a, x->nargs));
+}
+
+static LVal *lower_index(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    LVal *a = lower(L, x->a, env);
+    switch (x->index_kind) {
+    case FE_IX_SCALAR: {
+        int n;
+        LVal **al = flat(L, a, &n);
+        IrExpr *i0 = ir_e_cast(m, IR_I64, scalar_of(L, lower(L, x->idx[0], env), x->loc));
+        IrExpr *i1 = x->nidx > 1 ? ir_e_cast(m, IR_I64, scalar_of(L, lower(L, x->idx[1], env), x->loc)) : NULL;
+        LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
+        for (int j = 0; j < n; j++) {
+            if (al[j]->kind == LV_VARR) { el[j] = lv_scalar(L, subst_loopvar(L, al[j]->body, al[j]->var, i0)); continue; }
+            el[j] = lv_scalar(L, ir_e_read(m, al[j]->arr, i0, i1));
+        }
+        int at = 0;
+        return rebuild(L, a, el, &at);
+    }
+    case FE_IX_ROW: case FE_IX_COL: {
+        if (a->kind != LV_ARRAY) { lerr(L, x->loc, "internal: slice of a non-array"); return a; }
+        IrValue *A = a->arr;
+        bool row = x->index_kind == FE_IX_ROW;
+        IrExpr *i = ir_e_cast(m, IR_I64, scalar_of(L, lower(L, row ? x->idx[0] : x->idx[1], env), x->loc));
+        LVal *v = lv_new(L, LV_VARR);
+        v->var = L->next_var++;
+        v->elem = A->elem;
+        v->len = ir_e_free(m, A->dims[row ? 1 : 0]);
+        v->body = row ? ir_e_read(m, A, i, ir_e_loopvar(m, v->var)) : ir_e_read(m, A, ir_e_loopvar(m, v->var), i);
+        if (invariant(i)) { return lv_array(L, varr_to_value(L, v, x->loc.line)); }
+        return v;
+    }
+    case FE_IX_GATHER: {
+        LVal *idx = lower(L, x->idx[0], env);
+        if (!lv_invariant(idx) || idx->kind == LV_VARR) {
+            LVal *vi = as_varr(L, idx);
+            if (!vi || a->kind != LV_ARRAY) { lerr(L, x->loc, "internal: gather inside a lambda"); return a; }
+            LVal *v = lv_new(L, LV_VARR);
+            v->var = vi->var; v->len = vi->len; v->elem = a->arr->elem;
+            v->body = ir_e_read(m, a->arr, ir_e_cast(m, IR_I64, vi->body), NULL);
+            return v;
+        }
+        IrValue *iv = need_array(L, idx, x->loc.line);
+        int n;
+        LVal **al = flat(L, a, &n);
+        IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_gather, x->loc.line);
+        s->w[0] = iv->dims[0];
+        s->nins = 1;
+        s->ins = ir_alloc(m->arena, sizeof *s->ins);
+        s->ins[0] = iv;
+        IrScalar pt[1] = { iv->elem };
+        s->map = ir_lambda_new(m, 1, pt, n);
+        LVal **outl = ir_alloc(m->arena, sizeof *outl * (size_t)(n + 1));
+        for (int j = 0; j < n; j++) {
+            s->map->res[j] = ir_e_read(m, al[j]->arr, ir_e_cast(m, IR_I64, ir_e_param(m, pt[0], 0)), NULL);
+            IrValue *o = ir_value_new(m, L->e, al[j]->arr->elem, 1, iv->dims[0], NULL);
+            ir_stmt_add_out(m, s, o);
+            outl[j] = lv_array(L, o);
+        }
+        int at = 0;
+        return rebuild(L, a, outl, &at);
+    }
+    }
+    return a;
+}
+
+/* Array literal [e0, e1, ...]: a map over its index. */
+static LVal *lower_array_lit(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    if (x->type->rank != 1) { lerr(L, x->loc, "internal: 2-D array literals are not supported by the IR yet"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+    int n = x->nargs;
+    IrExpr **vals = ir_alloc(m->arena, sizeof *vals * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) { vals[i] = scalar_of(L, lower(L, x->args[i], env), x->loc); }
+    IrValue *w = ir_size_const(m, L->e, n, x->loc.line);
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_for1d, x->loc.line);
+    s->w[0] = w;
+    IrExpr *body = n ? vals[n - 1] : ir_e_const_i(m, sc(x->type), 0);
+    for (int i = n - 2; i >= 0; i--) {
+        body = ir_e_select(m, ir_e_bin(m, IR_BIN_eq, ir_e_idx(m, 0), ir_e_const_i(m, IR_I64, i)), vals[i], body);
+    }
+    s->map = ir_lambda_new(m, 0, NULL, 1);
+    s->map->res[0] = body;
+    IrValue *o = ir_value_new(m, L->e, sc(x->type), 1, w, NULL);
+    ir_stmt_add_out(m, s, o);
+    return lv_array(L, o);
+}
+
+static LVal *lower(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    switch (x->kind) {
+    case FE_EX_INT: {
+        IrScalar t = sc(x->type);
+        if (ir_scalar_is_float(t)) { return lv_scalar(L, ir_e_const_f(m, t, (double)x->ival)); }
+        IrExpr *c = ir_e_const_i(m, t, (int64_t)x->ival);
+        if (t == IR_U64) { c->c.u = x->ival; }
+        return lv_scalar(L, c);
+    }
+    case FE_EX_FLOAT: return lv_scalar(L, ir_e_const_f(m, sc(x->type), x->fval));
+    case FE_EX_BOOL: return lv_scalar(L, ir_e_const_b(m, x->ival != 0));
+    case FE_EX_NAME:
+        switch (x->name_kind) {
+        case FE_NAME_VAR: {
+            LVal *v = lookup(env, x->bind);
+            if (!v) { lerr(L, x->loc, "internal: unbound variable in lowering"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+            return v;
+        }
+        case FE_NAME_SIZE:
+            for (int i = 0; i < L->e->nsizes; i++) {
+                if (strcmp(L->e->sizes[i]->name, x->text) == 0) { return lv_scalar(L, ir_e_free(m, L->e->sizes[i])); }
+            }
+            lerr(L, x->loc, "internal: unknown size variable");
+            return lv_scalar(L, ir_e_const_i(m, IR_I64, 0));
+        default: return func_value(L, x, env);
+        }
+    case FE_EX_UNARY:
+        if (x->lifted) { return lifted(L, x, &x->a, 1, env); }
+        { IrExpr *a = scalar_of(L, lower(L, x->a, env), x->loc); return lv_scalar(L, scalar_op(L, x, &a, 1)); }
+    case FE_EX_BINARY:
+        if (x->lifted) { FeExpr *ops[2] = { x->a, x->b }; return lifted(L, x, ops, 2, env); }
+        {
+            IrExpr *a[2] = { scalar_of(L, lower(L, x->a, env), x->loc), scalar_of(L, lower(L, x->b, env), x->loc) };
+            return lv_scalar(L, scalar_op(L, x, a, 2));
+        }
+    case FE_EX_CAST:
+        if (x->lifted) { return lifted(L, x, &x->a, 1, env); }
+        { IrExpr *a = scalar_of(L, lower(L, x->a, env), x->loc); return lv_scalar(L, scalar_op(L, x, &a, 1)); }
+    case FE_EX_CALL: return lower_call(L, x, env);
+    case FE_EX_LAMBDA: case FE_EX_SECTION: return func_value(L, x, env);
+    case FE_EX_TUPLE: case FE_EX_STRUCT: {
+        LVal *t = lv_tuple(L, x->nargs);
+        for (int i = 0; i < x->nargs; i++) { t->elems[i] = lower(L, x->args[i], env); }
+        return t;
+    }
+    case FE_EX_ARRAY: return lower_array_lit(L, x, env);
+    case FE_EX_FIELD: case FE_EX_TUPIDX: {
+        LVal *v = lower(L, x->a, env);
+        if (v->kind != LV_TUPLE || x->field_index >= v->n) { lerr(L, x->loc, "internal: field of a non-tuple"); return v; }
+        return v->elems[x->field_index];
+    }
+    case FE_EX_INDEX: return lower_index(L, x, env);
+    case FE_EX_IF: {
+        LVal *c = lower(L, x->a, env);
+        LVal *t = lower(L, x->b, env);
+        LVal *f = lower(L, x->c, env);
+        IrExpr *cx = scalar_of(L, c, x->loc);
+        int nt, nf;
+        LVal **tl = flat(L, t, &nt);
+        LVal **fl = flat(L, f, &nf);
+        LVal **r = ir_alloc(m->arena, sizeof *r * (size_t)(nt + 1));
+        for (int i = 0; i < nt && i < nf; i++) {
+            if (tl[i]->kind == LV_SCALAR && fl[i]->kind == LV_SCALAR) {
+                r[i] = lv_scalar(L, ir_e_select(m, cx, tl[i]->x, fl[i]->x));
+            } else if (tl[i]->kind == LV_ARRAY && fl[i]->kind == LV_ARRAY && invariant(cx)) {
+                IrValue *a = tl[i]->arr, *b = fl[i]->arr;
+                IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, a->rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
+                s->rank = a->rank; s->w[0] = a->dims[0]; s->w[1] = a->dims[1];
+                s->nins = 2;
+                s->ins = ir_alloc(m->arena, sizeof *s->ins * 2);
+                s->ins[0] = a; s->ins[1] = b;
+                IrScalar pt[2] = { a->elem, b->elem };
+                s->map = ir_lambda_new(m, 2, pt, 1);
+                s->map->res[0] = ir_e_select(m, cx, ir_e_param(m, a->elem, 0), ir_e_param(m, b->elem, 1));
+                IrValue *o = ir_value_new(m, L->e, a->elem, a->rank, a->dims[0], a->dims[1]);
+                ir_stmt_add_out(m, s, o);
+                r[i] = lv_array(L, o);
+            } else {
+                lerr(L, x->loc, "internal: unsupported if-then-else on arrays");
+                r[i] = tl[i];
+            }
+        }
+        int at = 0;
+        return rebuild(L, t, r, &at);
+    }
+    case FE_EX_LET: {
+        LVal *v = lower(L, x->a, env);
+        Env *e2 = env;
+        bind_pattern(L, x->pat, v, &e2);
+        return lower(L, x->b, e2);
+    }
+    case FE_EX_FOR: return lower_for(L, x, env);
+    }
+    lerr(L, x->loc, "internal: unsupported expression in lowering");
+    return lv_scalar(L, ir_e_const_i(m, IR_I32, 0));
+}
+
+/* ---- entries ---- */
+static IrValue *size_value(Lower *L, const FeDim *d) {
+    if (d->kind == FE_DIM_VAR) {
+        for (int i = 0; i < L->e->nsizes; i++) { if (strcmp(L->e->sizes[i]->name, d->name) == 0) { return L->e->sizes[i]; } }
+    }
+    if (d->kind == FE_DIM_CONST) {
+        IrValue *v = ir_value_new(L->m, L->e, IR_I64, 0, NULL, NULL);
+        v->has_const = true;
+        v->const_val = d->value;
+        return v;
+    }
+    return NULL;
+}
+
+/* Parameter of an entry: flattened into values, grouped for I/O. */
+static LVal *param_value(Lower *L, const FeType *t, const char *name, bool *tuple_seen) {
+    IrModule *m = L->m;
+    IrEntry *e = L->e;
+    if (t->kind == FE_TY_TUPLE || t->kind == FE_TY_STRUCT) {
+        *tuple_seen = true;
+        int n = t->kind == FE_TY_TUPLE ? t->nelems : t->sdecl->nfields;
+        LVal *v = lv_tuple(L, n);
+        for (int i = 0; i < n; i++) {
+            v->elems[i] = param_value(L, t->kind == FE_TY_TUPLE ? t->elems[i] : t->sdecl->field_types[i],
+                                      ir_fmt(m->arena, "%s_%d", name, i), tuple_seen);
+        }
+        return v;
+    }
+    if (t->kind == FE_TY_ARRAY && (t->elem->kind == FE_TY_TUPLE || t->elem->kind == FE_TY_STRUCT)) {
+        /* array of tuples: a tuple of arrays (structure of arrays) */
+        *tuple_seen = true;
+        const FeType *el = t->elem;
+        int n = el->kind == FE_TY_TUPLE ? el->nelems : el->sdecl->nfields;
+        LVal *v = lv_tuple(L, n);
+        for (int i = 0; i < n; i++) {
+            FeType sub = *t;
+            sub.elem = el->kind == FE_TY_TUPLE ? el->elems[i] : el->sdecl->field_types[i];
+            v->elems[i] = param_value(L, &sub, ir_fmt(m->arena, "%s_%d", name, i), tuple_seen);
+        }
+        return v;
+    }
+    IrValue *v;
+    if (t->kind == FE_TY_ARRAY) {
+        v = ir_value_new(m, e, sc(t->elem), t->rank, size_value(L, &t->dims[0]), t->rank == 2 ? size_value(L, &t->dims[1]) : NULL);
+    } else {
+        v = ir_value_new(m, e, sc(t), 0, NULL, NULL);
+    }
+    v->name = name;
+    v->is_param = true;
+    e->params = realloc(e->params, sizeof *e->params * (size_t)(e->nparams + 1));
+    e->params[e->nparams++] = v;
+    return t->kind == FE_TY_ARRAY ? lv_array(L, v) : lv_scalar(L, ir_e_free(m, v));
+}
+
+static void lower_entry(Lower *L, FeFunc *f) {
+    IrModule *m = L->m;
+    const char *name = f->inst_name ? f->inst_name : f->name;
+    IrEntry *e = ir_entry_new(m, name, f->loc.line);
+    L->e = e;
+    L->entry = f;
+    e->attr_block = (int)f->block;
+    e->attr_unroll = (int)f->unroll;
+    e->attr_items = (int)f->items;
+    e->attr_tile = (int)f->tile;
+    FeFunc *g = f->generic ? f->generic : f;
+    if (g->ntparams && f->targs) {
+        e->ntargs = g->ntparams;
+        e->targs = ir_alloc(m->arena, sizeof *e->targs * (size_t)g->ntparams);
+        for (int i = 0; i < g->ntparams; i++) {
+            e->targs[i].name = g->tparams[i].name;
+            e->targs[i].is_type = !f->targs[i].is_int;
+            if (f->targs[i].is_int) { e->targs[i].value = f->targs[i].ival; }
+            else { e->targs[i].type = sc(f->targs[i].type); }
+        }
+    }
+    /* size variables first */
+    e->sizes = ir_alloc(m->arena, sizeof *e->sizes * (size_t)(f->nsize_vars + 1));
+    for (int i = 0; i < f->nsize_vars; i++) {
+        IrValue *v = ir_value_new(m, e, IR_I64, 0, NULL, NULL);
+        v->name = f->size_vars[i];
+        v->is_size = true;
+        e->sizes[e->nsizes++] = v;
+    }
+    Env *env = NULL;
+    e->groups_in = ir_alloc(m->arena, sizeof *e->groups_in * (size_t)(f->nparams + 1));
+    e->params = NULL;
+    for (int i = 0; i < f->nparams; i++) {
+        int first = e->nparams;
+        bool tup = false;
+        LVal *v = param_value(L, f->params[i].type, f->params[i].name, &tup);
+        IrGroup *gr = &e->groups_in[e->ngroups_in++];
+        gr->name = f->params[i].name;
+        gr->first = first;
+        gr->count = e->nparams - first;
+        gr->tuple = tup;
+        env = bind(L, env, f->params[i].bind, v);
+    }
+    /* move params into the arena */
+    IrValue **ps = ir_alloc(m->arena, sizeof *ps * (size_t)(e->nparams + 1));
+    if (e->nparams) { memcpy(ps, e->params, sizeof *ps * (size_t)e->nparams); }
+    free(e->params);
+    e->params = ps;
+
+    LVal *r = lower(L, f->body, env);
+    int n;
+    LVal **rl = flat(L, r, &n);
+    e->results = ir_alloc(m->arena, sizeof *e->results * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        IrValue *v = NULL;
+        if (rl[i]->kind == LV_ARRAY) { v = rl[i]->arr; }
+        else if (rl[i]->kind == LV_SCALAR) { v = to_value(L, rl[i]->x, f->loc.line); }
+        else if (rl[i]->kind == LV_VARR) { v = need_array(L, rl[i], f->loc.line); }
+        if (!v) { lerr(L, f->loc, "internal: unsupported result"); v = ir_size_const(m, e, 0, f->loc.line); }
+        e->results[e->nresults++] = v;
+    }
+    e->groups_out = ir_alloc(m->arena, sizeof *e->groups_out);
+    e->ngroups_out = 1;
+    e->groups_out[0].name = "result";
+    e->groups_out[0].first = 0;
+    e->groups_out[0].count = n;
+    e->groups_out[0].tuple = r->kind == LV_TUPLE;
+}
+
+IrModule *ir_lower(struct FeProgram *prog, const IrLowerOptions *opts) {
+    (void)opts;
+    const char *file = prog->nmodules ? prog->modules[0]->path : "<input>";
+    IrModule *m = ir_module_new(file);
+    Lower L = { 0 };
+    L.m = m;
+    L.next_var = 0;
+    for (int i = 0; i < prog->ninstances; i++) {
+        FeFunc *f = prog->instances[i];
+        if (!f->is_entry) { continue; }
+        /* entries of the main file only (imported entries are not ours) */
+        if (prog->nmodules && f->loc.file && strcmp(f->loc.file, prog->modules[0]->path) != 0) { continue; }
+        lower_entry(&L, f);
+    }
+    if (L.errors) {
+        ir_module_free(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,178 @@
+/* to_kernels.c: from fused array statements to the kernel IR.
+ *
+ * requires: fusion done, dead statements marked.  preserves: the array IR
+ * (kernels point at their statements).
+ *
+ * Each live statement becomes one kernel (scalar statements run on the
+ * host).  The launch configuration comes from the entry's attributes
+ * (@block, @items, @unroll, @tile, which may be template parameters) or
+ * from per-primitive defaults chosen for memory-bound work:
+ *   map      256 threads, 32 bytes per thread (16-byte vectors, 2 in flight)
+ *   reduce   256 threads, 64 bytes per thread, grid-stride, last block combines
+ *   scan     128 threads x 12 items (4-byte) / 8 (8-byte), decoupled look-back
+ *   filter   as scan; the scatter is in the scan's epilogue
+ *   segred   256 threads per row (axis 1), a thread per column (axis 0)
+ *   matmul   tile 16 (tile x tile threads), inner loop unrolled by 4
+ * The unroll factor divides the items per thread; the emitters write the
+ * unrolled copies out in the text.
+ */
+#include "ir.h"
+
+#include <string.h>
+
+static int gcd(int a, int b) { while (b) { int t = a % b; a = b; b = t; } return a; }
+
+/* Largest element size among the arrays a kernel streams. */
+static int max_elem(IrStmt *s, bool *uniform, int *minsz) {
+    int mx = 0, mn = 64;
+    *uniform = true;
+    for (int i = 0; i < s->nins; i++) {
+        int z = ir_scalar_size(s->ins[i]->elem);
+        if (mx && z != mx) { *uniform = false; }
+        if (z > mx) { mx = z; }
+        if (z < mn) { mn = z; }
+    }
+    for (int i = 0; i < s->nouts; i++) {
+        if (s->outs[i]->rank == 0) { continue; }
+        int z = ir_scalar_size(s->outs[i]->elem);
+        if (mx && z != mx) { *uniform = false; }
+        if (z > mx) { mx = z; }
+        if (z < mn) { mn = z; }
+    }
+    if (!mx) { mx = 4; mn = 4; }
+    *minsz = mn;
+    return mx;
+}
+
+static bool is_matmul(IrStmt *s) {
+    if (s->kind != IR_S_SCREMA || s->rank != 2 || s->nscans || s->nreds || s->map->nres != 1) { return false; }
+    IrExpr *f = s->map->res[0];
+    if (f->kind != IR_E_FOLD || f->op != IR_BIN_add) { return false; }
+    IrExpr *b = f->a[2];
+    if (b->kind != IR_E_BIN || b->op != IR_BIN_mul) { return false; }
+    IrExpr *x = b->a[0], *y = b->a[1];
+    return x->kind == IR_E_READ && y->kind == IR_E_READ && x->a[1] && y->a[1] &&
+           x->a[0]->kind == IR_E_IDX && x->a[0]->index == 0 &&
+           x->a[1]->kind == IR_E_LOOPVAR && x->a[1]->index == f->index &&
+           y->a[0]->kind == IR_E_LOOPVAR && y->a[0]->index == f->index &&
+           y->a[1]->kind == IR_E_IDX && y->a[1]->index == 1 &&
+           x->val->rank == 2 && y->val->rank == 2;
+}
+
+static const char *const short_kind[] = { "map", "reduce", "scan", "filter", "scatter", "rowred", "colred", "matmul", "host" };
+
+void ir_to_kernels(IrModule *m) {
+    for (int ei = 0; ei < m->nentries; ei++) {
+        IrEntry *e = m->entries[ei];
+        e->kernels = ir_alloc(m->arena, sizeof *e->kernels * (size_t)(e->nstmts + 1));
+        e->nkernels = 0;
+        int ngpu = 0;
+        for (int i = 0; i < e->nstmts; i++) {
+            IrStmt *s = e->stmts[i];
+            if (s->dead) { continue; }
+            IrKernel k = { 0 };
+            k.stmt = s;
+            k.line = s->line;
+            bool uniform;
+            int minsz;
+            int esz = max_elem(s, &uniform, &minsz);
+            switch (s->kind) {
+            case IR_S_SCALAR: k.kind = IR_K_HOST; break;
+            case IR_S_FILTER: k.kind = IR_K_FILTER; break;
+            case IR_S_SCATTER: k.kind = IR_K_SCATTER; break;
+            case IR_S_SEGRED: k.kind = s->axis == 1 ? IR_K_SEGRED_ROW : IR_K_SEGRED_COL; break;
+            case IR_S_SCREMA:
+                if (s->nscans) { k.kind = IR_K_SCAN; }
+                else if (s->nreds) { k.kind = IR_K_REDUCE; }
+                else if (is_matmul(s)) { k.kind = IR_K_MATMUL; }
+                else { k.kind = IR_K_MAP; }
+                break;
+            }
+            if (k.kind == IR_K_HOST) {
+                k.name = ir_fmt(m->arena, "%s_host%d", e->name, i);
+                e->kernels[e->nkernels++] = k;
+                continue;
+            }
+            k.name = ir_fmt(m->arena, "%s_k%d_%s", e->name, ngpu++, short_kind[k.kind]);
+            int vec = 16 / esz;
+            switch (k.kind) {
+            case IR_K_MAP:
+                k.block = 256; k.items = 2 * vec; k.grid = IR_GRID_SATURATE;
+                k.vectorize = s->rank == 1 && uniform;
+                break;
+            case IR_K_REDUCE:
+                k.block = 256; k.items = esz >= 8 ? 8 : 16; k.grid = IR_GRID_SATURATE;
+                k.vectorize = s->rank == 1 && uniform && esz == minsz;
+                for (int r = 0; r < s->nreds; r++) { if (!s->reds[r].commutative) { k.ordered = true; } }
+                if (k.ordered) { k.vectorize = false; }
+                break;
+            case IR_K_SCAN: case IR_K_FILTER:
+                k.block = 128; k.items = esz >= 8 ? 8 : 12; k.grid = IR_GRID_TILES2D;
+                break;
+            case IR_K_SCATTER:
+                k.block = 256; k.items = 4; k.grid = IR_GRID_SATURATE;
+                break;
+            case IR_K_SEGRED_ROW:
+                k.block = 256; k.items = 4; k.grid = IR_GRID_ROWS;
+                break;
+            case IR_K_SEGRED_COL:
+                k.block = 256; k.items = 1; k.grid = IR_GRID_COVER;
+                break;
+            case IR_K_MATMUL:
+                k.tile = e->attr_tile ? e->attr_tile : 16;
+                k.block = k.tile * k.tile; k.items = 1; k.grid = IR_GRID_TILES2D;
+                k.unroll = e->attr_unroll ? e->attr_unroll : 4;
+                if (k.tile % k.unroll) { k.unroll = gcd(k.tile, k.unroll); }
+                break;
+            case IR_K_HOST: break;
+            }
+            if (k.kind != IR_K_MATMUL) {
+                if (e->attr_block) { k.block = e->attr_block; }
+                if (e->attr_items) { k.items = e->attr_items; }
+                k.unroll = e->attr_unroll ? e->attr_unroll : k.items;
+                if (k.kind == IR_K_SCAN || k.kind == IR_K_FILTER) {
+                    /* the whole tile is staged in shared memory: keep it under 40 KiB */
+                    int bytes = 0;
+                    int w = ir_stmt_scan_width(s);
+                    for (int r = 0; r < s->map->nres; r++) { bytes += ir_scalar_size(s->map->res[r]->ty); }
+                    (void)w;
+                    if (bytes < 4) { bytes = 4; }
+                    if (k.kind == IR_K_FILTER) { bytes += 4; }
+                    for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { bytes += ir_scalar_size(s->outs[o]->elem); } }
+                    while (k.items > 1 && (long)bytes * k.block * k.items > 40 * 1024) { k.items--; }
+                    if (k.unroll > k.items) { k.unroll = k.items; }
+                }
+                if (k.unroll < 1) { k.unroll = 1; }
+                if (k.items % k.unroll) { k.unroll = gcd(k.items, k.unroll); }
+                if (k.kind == IR_K_SEGRED_COL) { k.unroll = 1; }
+                k.vec = vec;
+                if (k.vectorize && (k.items % vec != 0 || k.unroll % vec != 0 || s->rank != 1)) {
+                    /* vectors hold `vec` consecutive items: items and unroll must be multiples */
+                    k.vectorize = k.items % vec == 0 && s->rank == 1;
+                    if (k.vectorize && k.unroll % vec) { k.unroll = vec; }
+                }
+            }
+            e->kernels[e->nkernels++] = k;
+        }
+        if (m->explain) {
+            for (int i = 0; i < e->nkernels; i++) {
+                IrKernel *k = &e->kernels[i];
+                if (k->kind == IR_K_HOST) { continue; }
+                ir_explain(m, e, "  kernel %s (line %d): %s%s%s", k->name, k->line, short_kind[k->kind],
+                           k->stmt->note ? "; fused " : "", k->stmt->note ? k->stmt->note : "");
+                /* what ended the previous kernel: a read of a reduction or scan result */
+                for (int j = 0; j < i; j++) {
+                    IrKernel *p = &e->kernels[j];
+                    if (p->kind == IR_K_HOST) { continue; }
+                    for (int o = 0; o < p->stmt->nouts; o++) {
+                        if (ir_stmt_reads(k->stmt, p->stmt->outs[o])) {
+                            ir_explain(m, e, "    not fused with %s: needs its complete %s (data dependence)",
+                                       p->name, p->stmt->outs[o]->rank ? "array" : "result");
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
