@@ -166,6 +166,13 @@ GpucStatus rt_enter(GpucContext *ctx, bool *pushed) {
   if (r == CUDA_SUCCESS && cur == ctx->cu_ctx) {
     return GPUC_SUCCESS;
   }
+  if (r == CUDA_SUCCESS && cur == NULL) {
+    r = rt_cu.ctx_set_current(ctx->cu_ctx);
+    if (r != CUDA_SUCCESS) {
+      return rt_cu_error(ctx, r, "making the context current (cuCtxSetCurrent)");
+    }
+    return GPUC_SUCCESS;
+  }
   if (r == CUDA_SUCCESS) {
     r = rt_cu.ctx_push_current(ctx->cu_ctx);
   }
@@ -419,6 +426,8 @@ GpucStatus gpuc_context_free(GpucContext *ctx) {
   if (pushed) {
     CUcontext popped;
     rt_cu.ctx_pop_current(&popped);
+  } else if (ctx->owns_primary && rt_cu.ctx_get_current(&cur) == CUDA_SUCCESS && cur == ctx->cu_ctx) {
+    rt_cu.ctx_set_current(NULL);   /* undo what rt_enter set on this thread */
   }
   if (ctx->owns_primary) {
     rt_cu.primary_ctx_release(ctx->cu_device);

@@ -37,6 +37,7 @@ typedef struct RtCuda {
   CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
   CUresult (*primary_ctx_release)(CUdevice);
   CUresult (*ctx_get_current)(CUcontext *);
+  CUresult (*ctx_set_current)(CUcontext);
   CUresult (*ctx_push_current)(CUcontext);
   CUresult (*ctx_pop_current)(CUcontext *);
   CUresult (*ctx_get_device)(CUdevice *);
@@ -272,8 +273,9 @@ GpucStatus rt_error(GpucContext *ctx, GpucStatus status, const char *fmt, ...)
 /* A driver call `what` returned r: record "what failed: NAME: text". */
 GpucStatus rt_cu_error(GpucContext *ctx, CUresult r, const char *what);
 
-/* Make ctx's CUDA context current on this thread. *pushed says whether
- * rt_leave must pop it. */
+/* Make ctx's CUDA context current on this thread: nothing to do when it is
+ * already (the fast path); set it, and leave it set, on a thread with no
+ * current context; push it (*pushed: rt_leave pops) over another library's. */
 GpucStatus rt_enter(GpucContext *ctx, bool *pushed);
 void rt_leave(GpucContext *ctx, bool pushed);
 

@@ -34,6 +34,7 @@ static const RtSym cuda_syms[] = {
   CU(primary_ctx_retain, "cuDevicePrimaryCtxRetain"),
   CU2(primary_ctx_release, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
   CU(ctx_get_current, "cuCtxGetCurrent"),
+  CU(ctx_set_current, "cuCtxSetCurrent"),
   CU(ctx_push_current, "cuCtxPushCurrent_v2"),
   CU(ctx_pop_current, "cuCtxPopCurrent_v2"),
   CU(ctx_get_device, "cuCtxGetDevice"),

@@ -39,6 +39,7 @@ static int measure(GpucContext *ctx, GpucFunction *f, void **args, PfnLaunch bar
   static double t[2][ROUNDS];
   void *fn = gpuc_function_handle(f);
   GpucLaunchConfig cfg = {{1, 1, 1}, {32, 1, 1}, 0, NULL, 0};
+  int rc;
   for (int r = 0; r < ROUNDS; r++) {
     for (int v = 0; v < 2; v++) {
       int variant = (r % 2) ? 1 - v : v;  /* alternate which goes first */
@@ -49,8 +50,8 @@ static int measure(GpucContext *ctx, GpucFunction *f, void **args, PfnLaunch bar
             fprintf(stderr, "gpuc_launch: %s\n", gpuc_last_error());
             return 1;
           }
-        } else if (bare(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL) != 0) {
-          fprintf(stderr, "cuLaunchKernel failed\n");
+        } else if ((rc = bare(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL)) != 0) {
+          fprintf(stderr, "cuLaunchKernel failed: %d\n", rc);
           return 1;
         }
       }
@@ -83,6 +84,9 @@ static int run(int profile, double res[2][2], double mins[2][2]) {
     fprintf(stderr, "setup: %s\n", gpuc_last_error());
     return 1;
   }
+  /* gpuc makes its context current on this thread; the bare launches
+   * rely on that (cuLaunchKernel needs a current context). */
+  gpuc_context_synchronize(ctx);
   void *lib = dlopen("libcuda.so.1", RTLD_NOW);
   PfnLaunch bare = lib ? (PfnLaunch)dlsym(lib, "cuLaunchKernel") : NULL;
   if (!bare) {
