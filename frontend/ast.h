@@ -345,6 +345,9 @@ struct FeFunc {
     FeFunc *generic;        /* the declaration this instance was made from */
     const char *inst_name;  /* symbol to emit: entry name, `export ... as` name, or a
                                mangled name for fn template instances (name__f64__8) */
+    bool entry_point;       /* an entry point of the program: an entry's default instance
+                               or an export instance, declared in the main file
+                               (entries of imported files are callable, not entry points) */
     FeTArg *targs;          /* one per tparam of the declaration, all resolved */
     /* Launch configuration from the attributes (0 = not given: backend default). */
     int64_t block, unroll, items, tile;

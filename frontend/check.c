@@ -2215,6 +2215,17 @@ static void check_attrs(FeFunc *f)
         }
         seen[at->kind] = true;
         int64_t v;
+        if (at->arg->kind == FE_EX_NAME && !find_var(at->arg->text) && !is_size_var(at->arg->text)) {
+            Suggest sg = {at->arg->text, NULL, 99};
+            for (int k = 0; k < C->ntps; k++) {
+                if (C->tps[k].kind == FE_TP_INT) {
+                    suggest(&sg, C->tps[k].name);
+                }
+            }
+            fe_error(at->arg->loc, "unknown template parameter '%s' in '@%s'%s", at->arg->text, attr_name(at->kind),
+                     sg.best ? fe_printf(C->a, "; did you mean '%s'?", sg.best) : "");
+            continue;
+        }
         if (!const_int(at->arg, &v)) {
             fe_error(at->arg->loc, "the argument of '@%s' must be a compile-time integer", attr_name(at->kind));
             continue;
@@ -2752,7 +2763,10 @@ int fe_check(FeArena *a, FeProgram *p, const FeOptions *opts)
             }
             if (f->ntparams == 0 || (f->is_entry && complete)) {
                 SrcLoc none = {0};
-                instantiate(f, NULL, 0, NULL, none, false);
+                FeFunc *inst = instantiate(f, NULL, 0, NULL, none, false);
+                if (inst && f->is_entry && m == 0) {
+                    inst->entry_point = true;
+                }
             }
         }
     }
@@ -2783,6 +2797,9 @@ int fe_check(FeArena *a, FeProgram *p, const FeOptions *opts)
             }
             if (ok) {
                 x->instance = instantiate(g->func, x->targs, x->ntargs, x->as_name, x->loc, false);
+                if (x->instance && m == 0) {
+                    x->instance->entry_point = true;
+                }
             }
         }
     }

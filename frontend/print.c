@@ -365,7 +365,7 @@ void fe_print_program(FILE *out, FeArena *a, const FeProgram *prog)
 void fe_list_params(FILE *out, FeArena *a, const FeProgram *prog)
 {
     Printer p = {out, a};
-    for (int m = 0; m < prog->nmodules; m++) {
+    for (int m = 0; m < prog->nmodules && m < 1; m++) { /* entries of the main file only */
         const FeModule *mod = prog->modules[m];
         for (int i = 0; i < mod->nfuncs; i++) {
             const FeFunc *f = mod->funcs[i];
