@@ -159,6 +159,9 @@ void gpuc_config_init(GpucConfig *c) {
   c->profile = -1;
 }
 
+/* The context rt_enter made current on this thread (so teardown can undo it). */
+static _Thread_local CUcontext set_here;
+
 GpucStatus rt_enter(GpucContext *ctx, bool *pushed) {
   CUcontext cur = NULL;
   *pushed = false;
@@ -171,6 +174,7 @@ GpucStatus rt_enter(GpucContext *ctx, bool *pushed) {
     if (r != CUDA_SUCCESS) {
       return rt_cu_error(ctx, r, "making the context current (cuCtxSetCurrent)");
     }
+    set_here = ctx->cu_ctx;
     return GPUC_SUCCESS;
   }
   if (r == CUDA_SUCCESS) {
@@ -426,8 +430,9 @@ GpucStatus gpuc_context_free(GpucContext *ctx) {
   if (pushed) {
     CUcontext popped;
     rt_cu.ctx_pop_current(&popped);
-  } else if (ctx->owns_primary && rt_cu.ctx_get_current(&cur) == CUDA_SUCCESS && cur == ctx->cu_ctx) {
+  } else if (set_here == ctx->cu_ctx && rt_cu.ctx_get_current(&cur) == CUDA_SUCCESS && cur == ctx->cu_ctx) {
     rt_cu.ctx_set_current(NULL);   /* undo what rt_enter set on this thread */
+    set_here = NULL;
   }
   if (ctx->owns_primary) {
     rt_cu.primary_ctx_release(ctx->cu_device);

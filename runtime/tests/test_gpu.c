@@ -386,6 +386,58 @@ static void t_module_images(void) {
   gpuc_context_clear_error(ctx);
 }
 
+/* Embedded images need no NVRTC: the cache is neither read nor written. */
+static void t_images_no_nvrtc(void) {
+  void *cubin = NULL, *ptx = NULL;
+  size_t ncubin = 0, nptx = 0;
+  CHECK_STATUS(gpuc_compile_cuda_to_image(kernels, arch_sm, NULL, 0, &cubin, &ncubin, NULL), GPUC_SUCCESS);
+  CHECK_STATUS(gpuc_compile_cuda_to_image(kernels, "compute_80", NULL, 0, &ptx, &nptx, NULL), GPUC_SUCCESS);
+  char dir[1100], cmd[2400];
+  snprintf(dir, sizeof dir, "%s/empty-cache", scratch);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+  CHECK(system(cmd) == 0, "make %s", dir);
+  setenv("GPUC_CACHE_DIR", dir, 1);
+  unsetenv("GPUC_CACHE");
+  GpucCacheCounters c0, c1;
+  gpuc_cache_counters(&c0);
+  GpucImage images[] = {{"compute_80", ptx, nptx}, {arch_sm, cubin, ncubin}};
+  GpucModule *m = NULL;
+  CHECK_STATUS(gpuc_module_load_images(ctx, images, 2, &m), GPUC_SUCCESS);
+  CHECK(m && run_vadd(ctx, m, 2049, NULL), "vadd from embedded images");
+  gpuc_module_free(m);
+  gpuc_cache_counters(&c1);
+  CHECK(c1.hits == c0.hits && c1.misses == c0.misses && c1.writes == c0.writes, "no cache use for embedded images");
+  snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", dir);
+  CHECK(system(cmd) == 0, "cache directory stays empty");
+  setenv("GPUC_CACHE", "0", 1);
+  unsetenv("GPUC_CACHE_DIR");
+  free(cubin);
+  free(ptx);
+}
+
+/* Over another library's current context, gpuc pushes its own and restores. */
+static void t_other_current(void) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+  typedef int (*PfnCreate)(void **, unsigned, int);
+  typedef int (*PfnDestroy)(void *);
+  typedef int (*PfnGetCurrent)(void **);
+  PfnCreate create = lib ? (PfnCreate)dlsym(lib, "cuCtxCreate_v2") : NULL;
+  PfnDestroy destroy = lib ? (PfnDestroy)dlsym(lib, "cuCtxDestroy_v2") : NULL;
+  PfnGetCurrent get_current = lib ? (PfnGetCurrent)dlsym(lib, "cuCtxGetCurrent") : NULL;
+  if (!create || !destroy || !get_current) {
+    printf("other_current: no cuCtxCreate_v2, skipped\n");
+    return;
+  }
+  int d = 0;
+  void *other = NULL, *cur = NULL;
+  CHECK(drv_device_get(&d, 0) == 0 && create(&other, 0, d) == 0, "create another context");
+  CHECK(get_current(&cur) == 0 && cur == other, "it is current");
+  CHECK(run_vadd(ctx, mod, 1500, NULL), "gpuc works over another current context");
+  CHECK(get_current(&cur) == 0 && cur == other, "the other context is current again after gpuc calls");
+  CHECK(other != gpuc_context_handle(ctx), "a different context");
+  destroy(other);
+}
+
 static void flip_byte(const char *path, long from_end) {
   int fd = open(path, O_RDWR);
   struct stat st;
@@ -739,6 +791,7 @@ int main(void) {
   } tests[] = {
     {"context_primary", t_context_primary}, {"memory", t_memory},       {"copies", t_copies},
     {"module_images", t_module_images},     {"cache", t_cache},         {"bad_launch", t_bad_launch},
+    {"images_no_nvrtc", t_images_no_nvrtc}, {"other_current", t_other_current},
     {"oom", t_oom},                         {"events", t_events},       {"profile", t_profile},
     {"debug_leaks", t_debug_leaks},         {"threads", t_threads},     {"error_handler", t_error_handler},
   };
