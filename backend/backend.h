@@ -40,6 +40,7 @@ const char *be_vname(const IrValue *v);
 typedef struct BeExprCtx {
     BeBuf *b;
     bool cuda;
+    bool host_reads;            /* reads of arrays go through gpuc_dread (device arrays read from the host) */
     const char *const *params;  /* names of the lambda parameters */
     const char *idx[2];         /* names of the element indices */
     int ntmp;                   /* next temporary number (shared across calls) */

@@ -1,3 +1,1417 @@
-/* emit_cuda.c: placeholder */
+/* emit_cuda.c: the CUDA C backend.
+ *
+ * One `extern "C" __global__` function per kernel of the kernel IR, each
+ * with a comment naming the .gdsl line and what was fused into it:
+ *   map       grid-stride loop, several items per thread written out
+ *             (`unroll` copies), 16-byte vector loads/stores when every
+ *             array has the same element size and the pointers are aligned
+ *   reduce    per-thread sequential reduction, warp shuffles, one value per
+ *             warp through shared memory, per-block partials, and the last
+ *             block to finish (atomic counter) combines the partials in a
+ *             fixed order: deterministic for a given grid
+ *   scan      single pass with decoupled look-back (Merrill & Garland):
+ *             tiles taken in order from an atomic counter, status flags
+ *             X/A/P per tile, any operator arity (flag and values are
+ *             published separately with a fence, so tuples of any size
+ *             work) and non-commutative operators (the look-back combines
+ *             in order); loads and stores staged through shared memory
+ *   filter    the scan of the keep flags with the compaction in its epilogue
+ *   segred    a block per row (axis 1), a thread per column (axis 0)
+ *   matmul    a 2-D comprehension whose body is sum(A[i,:] * B[:,j]):
+ *             shared-memory tiles of TILE x TILE, inner loop unrolled
+ * The file needs no headers under NVRTC.  With GPUC_CUDA_HOST it also has
+ * host launchers (CUDA runtime API): gpuc_dev_NAME on device pointers and
+ * gpuc_entry_NAME on host arrays (the C backend's signature); with
+ * GPUC_MAIN as well, the text main of the C backend.
+ */
 #include "backend.h"
-int be_emit_cuda(FILE *out, IrModule *m) { (void)out; (void)m; return 1; }
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    BeBuf *b;
+    BeExprCtx x;
+    IrModule *m;
+    IrEntry *e;
+} CuEmit;
+
+static const char *ct(IrScalar t) { return ir_scalar_ctype(t); }
+
+/* ---- kernel parameters ---- */
+typedef struct {
+    int n, cap;
+    char **decl;   /* in the kernel signature */
+    char **arg;    /* at the launch site (host launcher) */
+    IrValue **vals; int nvals, capvals;  /* values already passed */
+} KParams;
+
+static void kp_add(CuEmit *c, KParams *p, const char *decl, const char *arg) {
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 16;
+        p->decl = realloc(p->decl, sizeof *p->decl * (size_t)p->cap);
+        p->arg = realloc(p->arg, sizeof *p->arg * (size_t)p->cap);
+        if (!p->decl || !p->arg) { IR_UNREACHABLE("out of memory"); }
+    }
+    p->decl[p->n] = be_strf(&c->x, "%s", decl);
+    p->arg[p->n] = be_strf(&c->x, "%s", arg);
+    p->n++;
+}
+
+static bool kp_has(KParams *p, IrValue *v) {
+    for (int i = 0; i < p->nvals; i++) { if (p->vals[i] == v) { return true; } }
+    return false;
+}
+static void kp_mark(KParams *p, IrValue *v) {
+    if (p->nvals == p->capvals) {
+        p->capvals = p->capvals ? 2 * p->capvals : 16;
+        p->vals = realloc(p->vals, sizeof *p->vals * (size_t)p->capvals);
+        if (!p->vals) { IR_UNREACHABLE("out of memory"); }
+    }
+    p->vals[p->nvals++] = v;
+}
+
+typedef struct { CuEmit *c; KParams *p; } KpCtx;
+
+static void kp_value(CuEmit *c, KParams *p, IrValue *v) {
+    if (kp_has(p, v) || (v->has_const && !v->name)) { return; }
+    kp_mark(p, v);
+    char d[160];
+    const char *n = be_vname(v);
+    if (v->rank) {
+        snprintf(d, sizeof d, "const %s *__restrict__ %s", ct(v->elem), n);
+        kp_add(c, p, d, n);
+        for (int k = 0; k < v->rank; k++) { kp_value(c, p, v->dims[k]); }
+    } else {
+        snprintf(d, sizeof d, "const %s %s", ct(v->elem), n);
+        kp_add(c, p, d, n);
+    }
+}
+
+static void kp_visit(IrValue *v, void *ctx) {
+    KpCtx *k = ctx;
+    kp_value(k->c, k->p, v);
+}
+
+static void kp_free(KParams *p) { free(p->decl); free(p->arg); free(p->vals); }
+
+/* The inputs, free values and outputs of statement s. */
+static void stmt_params(CuEmit *c, IrStmt *s, KParams *p) {
+    for (int d = 0; d < s->rank; d++) { if (s->w[d]) { kp_value(c, p, s->w[d]); } }
+    for (int i = 0; i < s->nins; i++) { kp_value(c, p, s->ins[i]); }
+    if (s->dest) { kp_value(c, p, s->dest); }
+    KpCtx k = { c, p };
+    ir_stmt_visit_reads(s, kp_visit, &k);
+    for (int i = 0; i < s->nscans; i++) { for (int j = 0; j < s->scans[i].arity; j++) { ir_expr_visit_reads(s->scans[i].ne[j], kp_visit, &k); } }
+    for (int i = 0; i < s->nreds; i++) { for (int j = 0; j < s->reds[i].arity; j++) { ir_expr_visit_reads(s->reds[i].ne[j], kp_visit, &k); } }
+    for (int o = 0; o < s->nouts; o++) {
+        IrValue *v = s->outs[o];
+        char d[160], a[160];
+        kp_mark(p, v);
+        if (v->rank) {
+            snprintf(d, sizeof d, "%s *__restrict__ %s", ct(v->elem), be_vname(v));
+            kp_add(c, p, d, be_vname(v));
+        } else {
+            snprintf(d, sizeof d, "%s *__restrict__ %s_out", ct(v->elem), be_vname(v));
+            snprintf(a, sizeof a, "%s_d", be_vname(v));
+            kp_add(c, p, d, a);
+        }
+    }
+    /* output dims are read by later statements only; still mark them passed */
+}
+
+static void signature(CuEmit *c, IrKernel *k, KParams *p) {
+    BeBuf *b = c->b;
+    be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", k->block, k->name);
+    for (int i = 0; i < p->n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p->decl[i]); }
+    be_printf(b, ")\n{\n");
+    b->indent = 1;
+}
+
+/* ---- lambda application helpers ---- */
+static const char **load_params(CuEmit *c, IrStmt *s, const char *at) {
+    const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
+    for (int i = 0; i < s->nins; i++) {
+        char *n = be_strf(&c->x, "x%d", i);
+        be_line(c->b, "const %s %s = %s[%s];  (void)%s;", ct(s->ins[i]->elem), n, be_vname(s->ins[i]), at, n);
+        pn[i] = n;
+    }
+    return pn;
+}
+
+/* dst = op(a, b); declare dst when `declare` */
+static void apply_op(CuEmit *c, IrOperator *op, char **dst, const char *const *a, const char *const *b, bool declare) {
+    int ar = op->arity;
+    const char **args = calloc((size_t)ar * 2 + 1, sizeof *args);
+    const char **res = calloc((size_t)ar + 1, sizeof *res);
+    for (int k = 0; k < ar; k++) { args[k] = a[k]; args[ar + k] = b[k]; }
+    be_lambda(&c->x, op->op, args, res);
+    if (!declare && ar > 1) {
+        for (int k = 0; k < ar; k++) {
+            char *t = be_strf(&c->x, "t%d", c->x.ntmp++);
+            be_line(c->b, "const %s %s = %s;", ct(op->op->ptypes[k]), t, res[k]);
+            res[k] = t;
+        }
+    }
+    for (int k = 0; k < ar; k++) {
+        if (declare) { be_line(c->b, "%s %s = %s;", ct(op->op->ptypes[k]), dst[k], res[k]); }
+        else { be_line(c->b, "%s = %s;", dst[k], res[k]); }
+    }
+    free(args);
+    free(res);
+}
+
+static char **names(CuEmit *c, const char *fmt, int a, int n) {
+    char **r = calloc((size_t)n + 1, sizeof *r);
+    for (int k = 0; k < n; k++) { r[k] = be_strf(&c->x, fmt, a, k); }
+    return r;
+}
+
+static void declare_ne(CuEmit *c, IrOperator *op, char **acc) {
+    for (int k = 0; k < op->arity; k++) {
+        const char *ne = be_expr(&c->x, op->ne[k]);
+        be_line(c->b, "%s %s = %s;", ct(op->op->ptypes[k]), acc[k], ne);
+    }
+}
+
+/* ---- block-wide reduction of accumulators racc[r][k] into thread 0 ---- */
+static int shared_id;
+
+static void warp_reduce(CuEmit *c, IrStmt *s, char ***racc) {
+    BeBuf *b = c->b;
+    be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        IrOperator *op = &s->reds[r];
+        char **o = names(c, "g_o%d_%d", r, op->arity);
+        for (int k = 0; k < op->arity; k++) {
+            be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(op->op->ptypes[k]), o[k], racc[r][k]);
+        }
+        apply_op(c, op, racc[r], (const char *const *)racc[r], (const char *const *)o, false);
+        free(o);
+    }
+    b->indent--;
+    be_line(b, "}");
+}
+
+static void block_reduce(CuEmit *c, IrStmt *s, char ***racc, int block) {
+    BeBuf *b = c->b;
+    int id = shared_id++;
+    be_line(b, "/* block reduction: warp shuffles, then one value per warp through shared memory */");
+    warp_reduce(c, s, racc);
+    for (int r = 0; r < s->nreds; r++) {
+        for (int k = 0; k < s->reds[r].arity; k++) {
+            be_line(b, "__shared__ %s g_sh%d_%d_%d[32];", ct(s->reds[r].op->ptypes[k]), id, r, k);
+        }
+    }
+    be_line(b, "if ((threadIdx.x & 31) == 0) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int k = 0; k < s->reds[r].arity; k++) { be_line(b, "g_sh%d_%d_%d[threadIdx.x >> 5] = %s;", id, r, k, racc[r][k]); }
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "if (threadIdx.x < 32) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int k = 0; k < s->reds[r].arity; k++) {
+            const char *ne = be_expr(&c->x, s->reds[r].ne[k]);
+            be_line(b, "%s = threadIdx.x < %d ? g_sh%d_%d_%d[threadIdx.x] : %s;", racc[r][k], block / 32, id, r, k, ne);
+        }
+    }
+    warp_reduce(c, s, racc);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* ---- element bodies ---- */
+/* Apply the map lambda at index expression `at` (flat) with indices i0/i1;
+ * returns the result names. */
+static const char **map_body(CuEmit *c, IrStmt *s, const char *at) {
+    const char **pn = load_params(c, s, at);
+    const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->map, pn, res);
+    free(pn);
+    return res;
+}
+
+/* Per element of a map or reduce: write mapped outputs, combine reductions. */
+static void element(CuEmit *c, IrStmt *s, const char **res, const char *at, char ***racc) {
+    int sw = ir_stmt_scan_width(s), rw = ir_stmt_red_width(s), nm = ir_stmt_nmapped(s);
+    int first = s->nouts - nm;
+    int pos = sw;
+    for (int r = 0; r < s->nreds; r++) {
+        apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+        pos += s->reds[r].arity;
+    }
+    for (int k = 0; k < nm; k++) { be_line(c->b, "%s[%s] = %s;", be_vname(s->outs[first + k]), at, res[sw + rw + k]); }
+}
+
+static void index_names(CuEmit *c, IrStmt *s, const char *flat) {
+    if (s->rank == 2) {
+        be_line(c->b, "const int64_t g_i0 = %s / %s;", flat, be_vname(s->w[1]));
+        be_line(c->b, "const int64_t g_i1 = %s - g_i0 * %s;  (void)g_i1;", flat, be_vname(s->w[1]));
+        c->x.idx[0] = "g_i0";
+        c->x.idx[1] = "g_i1";
+    } else {
+        c->x.idx[0] = flat;
+        c->x.idx[1] = flat;
+    }
+}
+
+static const char *width_expr(CuEmit *c, IrStmt *s) {
+    if (s->rank == 2) { return be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])); }
+    return be_strf(&c->x, "%s", be_vname(s->w[0]));
+}
+
+/* The grid-stride loop over elements shared by map and reduce kernels. */
+static void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    const char *n = width_expr(c, s);
+    int B = k->block, I = k->items, U = k->unroll;
+    if (k->vectorize) {
+        int V = k->vec, G = I / V;
+        int nm = ir_stmt_nmapped(s);
+        int first = s->nouts - nm;
+        be_line(b, "/* 16-byte vectors of %d: %d per thread in flight */", V, G);
+        be_printf(b, "    if (((");
+        bool any = false;
+        for (int i = 0; i < s->nins; i++) { be_printf(b, "%s(uintptr_t)%s", any ? " | " : "", be_vname(s->ins[i])); any = true; }
+        for (int o = 0; o < nm; o++) { be_printf(b, "%s(uintptr_t)%s", any ? " | " : "", be_vname(s->outs[first + o])); any = true; }
+        be_printf(b, "%s) & 15) == 0) {\n", any ? "" : "0");
+        b->indent++;
+        be_line(b, "const int64_t g_nv = %s / %d;", n, V);
+        be_line(b, "for (int64_t g_vb = (int64_t)blockIdx.x * %d + threadIdx.x; g_vb < g_nv; g_vb += (int64_t)gridDim.x * %d) {", B * G, B * G);
+        b->indent++;
+        for (int u = 0; u < G; u++) {
+            be_line(b, "/* unrolled copy %d of %d: vector loads */", u + 1, G);
+            be_line(b, "const int64_t g_v%d = g_vb + %d;", u, u * B);
+            for (int i = 0; i < s->nins; i++) {
+                be_line(b, "gpuc_v16_%s g_a%d_%d;", ir_scalar_name(s->ins[i]->elem), i, u);
+                be_line(b, "if (g_v%d < g_nv) { g_a%d_%d = ((const gpuc_v16_%s *)%s)[g_v%d]; }", u, i, u, ir_scalar_name(s->ins[i]->elem), be_vname(s->ins[i]), u);
+            }
+        }
+        for (int u = 0; u < G; u++) {
+            be_line(b, "if (g_v%d < g_nv) {", u);
+            b->indent++;
+            for (int o = 0; o < nm; o++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[first + o]->elem), o); }
+            for (int l = 0; l < V; l++) {
+                be_line(b, "{ /* lane %d */", l);
+                b->indent++;
+                be_line(b, "const int64_t g_i = g_v%d * %d + %d;  (void)g_i;", u, V, l);
+                c->x.idx[0] = "g_i";
+                c->x.idx[1] = "g_i";
+                const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
+                for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "g_a%d_%d.v[%d]", i, u, l); }
+                const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+                be_lambda(&c->x, s->map, pn, res);
+                int sw = ir_stmt_scan_width(s), rw = ir_stmt_red_width(s), pos = sw;
+                for (int r = 0; r < s->nreds; r++) {
+                    apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+                    pos += s->reds[r].arity;
+                }
+                for (int o = 0; o < nm; o++) { be_line(b, "g_w%d.v[%d] = %s;", o, l, res[sw + rw + o]); }
+                free(res);
+                free(pn);
+                b->indent--;
+                be_line(b, "}");
+            }
+            for (int o = 0; o < nm; o++) {
+                be_line(b, "((gpuc_v16_%s *)%s)[g_v%d] = g_w%d;", ir_scalar_name(s->outs[first + o]->elem), be_vname(s->outs[first + o]), u, o);
+            }
+            b->indent--;
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "/* the tail that does not fill a vector */");
+        be_line(b, "for (int64_t g_i = g_nv * %d + (int64_t)blockIdx.x * %d + threadIdx.x; g_i < %s; g_i += (int64_t)gridDim.x * %d) {", V, B, n, B);
+        b->indent++;
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        const char **res = map_body(c, s, "g_i");
+        element(c, s, res, "g_i", racc);
+        free(res);
+        b->indent--;
+        be_line(b, "}");
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+    }
+    if (k->ordered) {
+        be_line(b, "/* non-commutative operator: each thread reduces a contiguous chunk, in order */");
+        be_line(b, "const int64_t g_threads = (int64_t)gridDim.x * %d;", B);
+        be_line(b, "const int64_t g_chunk = (%s + g_threads - 1) / g_threads;", n);
+        be_line(b, "const int64_t g_lo = ((int64_t)blockIdx.x * %d + threadIdx.x) * g_chunk;", B);
+        be_line(b, "for (int64_t g_i = g_lo; g_i < g_lo + g_chunk && g_i < %s; g_i++) {", n);
+        b->indent++;
+        index_names(c, s, "g_i");
+        const char **res = map_body(c, s, "g_i");
+        element(c, s, res, "g_i", racc);
+        free(res);
+        b->indent--;
+        be_line(b, "}");
+    } else {
+        be_line(b, "/* %d threads x %d items, grid-stride, unrolled by %d */", B, I, U);
+        be_line(b, "for (int64_t g_base = (int64_t)blockIdx.x * %d + threadIdx.x; g_base < %s; g_base += (int64_t)gridDim.x * %d) {", B * I, n, B * I);
+        b->indent++;
+        if (I > U) {
+            be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U);
+            b->indent++;
+        }
+        for (int u = 0; u < U; u++) {
+            be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
+            b->indent++;
+            if (I > U) { be_line(b, "const int64_t g_i = g_base + (int64_t)(g_u + %d) * %d;", u, B); }
+            else { be_line(b, "const int64_t g_i = g_base + %d;", u * B); }
+            be_line(b, "if (g_i < %s) {", n);
+            b->indent++;
+            index_names(c, s, "g_i");
+            const char **res = map_body(c, s, "g_i");
+            element(c, s, res, "g_i", racc);
+            free(res);
+            b->indent--;
+            be_line(b, "}");
+            b->indent--;
+            be_line(b, "}");
+        }
+        if (I > U) {
+            b->indent--;
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+    }
+    if (k->vectorize) {
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
+static void kernel_comment(CuEmit *c, IrKernel *k) {
+    be_printf(c->b, "/* %s:%d: %s", c->m->file, k->line, k->name);
+    if (k->stmt->note) { be_printf(c->b, "; fused: %s", k->stmt->note); }
+    be_printf(c->b, " */\n");
+}
+
+static void emit_map(CuEmit *c, IrKernel *k) {
+    KParams p = { 0 };
+    stmt_params(c, k->stmt, &p);
+    kernel_comment(c, k);
+    signature(c, k, &p);
+    stride_loops(c, k, NULL);
+    c->b->indent = 0;
+    be_printf(c->b, "}\n\n");
+    kp_free(&p);
+}
+
+static void emit_reduce(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            char d[128], a[64];
+            snprintf(d, sizeof d, "%s *__restrict__ g_part%d_%d", ct(s->reds[r].op->ptypes[j]), r, j);
+            snprintf(a, sizeof a, "g_part%d_%d", r, j);
+            kp_add(c, &p, d, a);
+        }
+    }
+    kp_add(c, &p, "unsigned int *__restrict__ g_done", "g_done");
+    kernel_comment(c, k);
+    signature(c, k, &p);
+    char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
+    for (int r = 0; r < s->nreds; r++) {
+        racc[r] = names(c, "r%d_%d", r, s->reds[r].arity);
+        declare_ne(c, &s->reds[r], racc[r]);
+    }
+    stride_loops(c, k, racc);
+    block_reduce(c, s, racc, k->block);
+    be_line(b, "/* publish this block's partial; the last block to finish combines them */");
+    be_line(b, "__shared__ bool g_last;");
+    be_line(b, "if (threadIdx.x == 0) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "g_part%d_%d[blockIdx.x] = %s;", r, j, racc[r][j]); }
+    }
+    be_line(b, "__threadfence();");
+    be_line(b, "g_last = atomicAdd(g_done, 1u) == gridDim.x - 1;");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "if (!g_last) {");
+    be_line(b, "    return;");
+    be_line(b, "}");
+    be_line(b, "__threadfence();");
+    be_line(b, "/* deterministic combine: each thread a contiguous run of partials, in order */");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "%s = %s;", racc[r][j], be_expr(&c->x, s->reds[r].ne[j])); }
+    }
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "const unsigned g_per = (gridDim.x + %d) / %d;", k->block - 1, k->block);
+    be_line(b, "for (unsigned g_j = threadIdx.x * g_per; g_j < (threadIdx.x + 1) * g_per && g_j < gridDim.x; g_j++) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        char **o = names(c, "g_p%d_%d", r, s->reds[r].arity);
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            be_line(b, "const %s %s = ((volatile %s *)g_part%d_%d)[g_j];", ct(s->reds[r].op->ptypes[j]), o[j], ct(s->reds[r].op->ptypes[j]), r, j);
+        }
+        apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], (const char *const *)o, false);
+        free(o);
+    }
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    block_reduce(c, s, racc, k->block);
+    be_line(b, "if (threadIdx.x == 0) {");
+    b->indent++;
+    int o = s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s);
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "*%s_out = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+    }
+    be_line(b, "*g_done = 0u;  /* ready for the next launch */");
+    b->indent--;
+    be_line(b, "}");
+    for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
+    free(racc);
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+/* ---- scan and filter: single pass, decoupled look-back ---- */
+typedef struct {
+    IrOperator *op;  /* one combined view over all scans */
+    int arity;
+} ScanView;
+
+static void emit_scan(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    bool filter = s->kind == IR_S_FILTER;
+    int B = k->block, I = k->items, U = k->unroll, NW = B / 32;
+    /* The scanned tuple: for a filter, the count of kept elements (u32). */
+    int nsc = filter ? 1 : s->nscans;
+    IrOperator *ops = filter ? NULL : s->scans;
+    IrOperator fop;
+    if (filter) {
+        fop = ir_operator_binop(c->m, IR_BIN_add, IR_U32, true);
+        ops = &fop;
+    }
+    int W = 0;
+    for (int q = 0; q < nsc; q++) { W += ops[q].arity; }
+    IrScalar *wt = calloc((size_t)W + 1, sizeof *wt);
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) { for (int j = 0; j < ops[q].arity; j++) { wt[at++] = ops[q].op->ptypes[j]; } }
+    }
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "int *__restrict__ g_flags", "g_flags");
+    for (int j = 0; j < W; j++) {
+        char d[128], a[64];
+        snprintf(d, sizeof d, "%s *__restrict__ g_agg%d", ct(wt[j]), j);
+        snprintf(a, sizeof a, "g_agg%d", j);
+        kp_add(c, &p, d, a);
+        snprintf(d, sizeof d, "%s *__restrict__ g_incl%d", ct(wt[j]), j);
+        snprintf(a, sizeof a, "g_incl%d", j);
+        kp_add(c, &p, d, a);
+    }
+    kp_add(c, &p, "unsigned int *__restrict__ g_tiles", "g_tiles");
+    kernel_comment(c, k);
+    signature(c, k, &p);
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    /* shared staging: scan inputs (and a filter's values), then outputs */
+    int nv = filter ? s->nouts - 1 : 0;
+    int in_bytes = 0, out_bytes = 0;
+    for (int j = 0; j < W; j++) { in_bytes += ir_scalar_size(wt[j]); }
+    for (int j = 0; j < nv; j++) { in_bytes += ir_scalar_size(s->outs[j]->elem); }
+    int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
+    for (int j = 0; j < nout; j++) { out_bytes += ir_scalar_size(s->outs[j]->elem); }
+    int smem = (in_bytes > out_bytes ? in_bytes : out_bytes) * B * I;
+    be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging */", B, I, smem);
+    be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
+    be_line(b, "__shared__ unsigned int g_tile_sh;");
+    for (int j = 0; j < W; j++) {
+        be_line(b, "__shared__ %s g_wsum%d[32];", ct(wt[j]), j);
+        be_line(b, "__shared__ %s g_ex_sh%d;", ct(wt[j]), j);
+    }
+    be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
+    be_line(b, "/* tiles are taken in launch order, so every predecessor is running or done */");
+    be_line(b, "if (threadIdx.x == 0) {");
+    be_line(b, "    g_tile_sh = atomicAdd(g_tiles, 1u);");
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "const int64_t g_tile = g_tile_sh;");
+    be_line(b, "const int64_t g_base = g_tile * %d;", B * I);
+    /* staging arrays */
+    int off = 0;
+    for (int j = 0; j < W; j++) {
+        be_line(b, "%s *g_st%d = (%s *)(g_smem + %d);", ct(wt[j]), j, ct(wt[j]), off);
+        off += ir_scalar_size(wt[j]) * B * I;
+    }
+    for (int j = 0; j < nv; j++) {
+        be_line(b, "%s *g_sv%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), off);
+        off += ir_scalar_size(s->outs[j]->elem) * B * I;
+    }
+    /* the neutral elements */
+    char **ne = calloc((size_t)W + 1, sizeof *ne);
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            for (int j = 0; j < ops[q].arity; j++) {
+                ne[at] = be_strf(&c->x, "g_ne%d", at);
+                be_line(b, "const %s %s = %s;", ct(wt[at]), ne[at], be_expr(&c->x, ops[q].ne[j]));
+                at++;
+            }
+        }
+    }
+    be_line(b, "/* phase 1: coalesced loads, the map, scan inputs staged in shared memory */");
+    if (I > U) { be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U); b->indent++; }
+    for (int u = 0; u < U; u++) {
+        be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
+        b->indent++;
+        if (I > U) { be_line(b, "const int g_slot = (g_u + %d) * %d + threadIdx.x;", u, B); }
+        else { be_line(b, "const int g_slot = %d + threadIdx.x;", u * B); }
+        be_line(b, "const int64_t g_i = g_base + g_slot;");
+        be_line(b, "if (g_i < %s) {", n);
+        b->indent++;
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        const char **res = map_body(c, s, "g_i");
+        if (filter) {
+            be_line(b, "g_st0[g_slot] = %s ? 1u : 0u;", res[0]);
+            for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[g_slot] = %s;", j, res[1 + j]); }
+        } else {
+            for (int j = 0; j < W; j++) { be_line(b, "g_st%d[g_slot] = %s;", j, res[j]); }
+            /* mapped outputs taken over by fusion: written here, coalesced */
+            int nmap = ir_stmt_nmapped(s);
+            for (int j = 0; j < nmap; j++) {
+                be_line(b, "%s[g_i] = %s;", be_vname(s->outs[s->nouts - nmap + j]), res[s->map->nres - nmap + j]);
+            }
+        }
+        free(res);
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        for (int j = 0; j < W; j++) { be_line(b, "g_st%d[g_slot] = %s;", j, ne[j]); }
+        if (filter) { for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[g_slot] = (%s)0;", j, ct(s->outs[j]->elem)); } }
+        b->indent--;
+        be_line(b, "}");
+        b->indent--;
+        be_line(b, "}");
+    }
+    if (I > U) { b->indent--; be_line(b, "}"); }
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
+    for (int u = 0; u < I; u++) {
+        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = g_st%d[threadIdx.x * %d + %d];", ct(wt[j]), j, u, j, I, u); }
+        if (filter) {
+            for (int j = 0; j < nv; j++) { be_line(b, "const %s g_y%d_%d = g_sv%d[threadIdx.x * %d + %d];", ct(s->outs[j]->elem), j, u, j, I, u); }
+        }
+    }
+    /* per-scan operator views */
+    char **agg = names(c, "g_t%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), agg[j], ne[j]); }
+    for (int u = 0; u < I; u++) {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
+            for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
+            apply_op(c, &ops[q], agg + at, (const char *const *)(agg + at), xs, false);
+            free(xs);
+            at += ops[q].arity;
+        }
+    }
+    be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
+    char **wv = names(c, "g_w%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), wv[j], agg[j]); }
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            char **y = names(c, "g_y%d_%d", q, ops[q].arity);
+            for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_up(%s, g_off);", ct(wt[at + j]), y[j], wv[at + j]); }
+            be_line(b, "if (g_lane >= (unsigned)g_off) {");
+            b->indent++;
+            apply_op(c, &ops[q], wv + at, (const char *const *)y, (const char *const *)(wv + at), false);
+            b->indent--;
+            be_line(b, "}");
+            free(y);
+            at += ops[q].arity;
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+    char **el = names(c, "g_el%d_%d", 0, W);
+    for (int j = 0; j < W; j++) {
+        be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(wt[j]), el[j], wv[j]);
+        be_line(b, "if (g_lane == 0) { %s = %s; }", el[j], ne[j]);
+    }
+    be_line(b, "if (g_lane == 31) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_warp] = %s;", j, wv[j]); }
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "if (g_warp == 0) {");
+    b->indent++;
+    char **ws = names(c, "g_ws%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_lane < %d ? g_wsum%d[g_lane] : %s;", ct(wt[j]), ws[j], NW, j, ne[j]); }
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            char **y = names(c, "g_z%d_%d", q, ops[q].arity);
+            for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_up(%s, g_off);", ct(wt[at + j]), y[j], ws[at + j]); }
+            be_line(b, "if (g_lane >= (unsigned)g_off) {");
+            b->indent++;
+            apply_op(c, &ops[q], ws + at, (const char *const *)y, (const char *const *)(ws + at), false);
+            b->indent--;
+            be_line(b, "}");
+            free(y);
+            at += ops[q].arity;
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane < 32) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_lane] = %s;  /* inclusive over warps */", j, ws[j]); }
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
+    char **tex = names(c, "g_tx%d_%d", 0, W);
+    char **wp = names(c, "g_wp%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            apply_op(c, &ops[q], tex + at, (const char *const *)(wp + at), (const char *const *)(el + at), true);
+            at += ops[q].arity;
+        }
+    }
+    be_line(b, "/* phase 4: decoupled look-back by thread 0 (flags: 0 none, 1 aggregate, 2 prefix) */");
+    be_line(b, "if (threadIdx.x == 0) {");
+    b->indent++;
+    char **ta = names(c, "g_ta%d_%d", 0, W);
+    char **ex = names(c, "g_ex%d_%d", 0, W);
+    for (int j = 0; j < W; j++) {
+        be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1);
+        be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
+    }
+    be_line(b, "if (g_tile == 0) {");
+    b->indent++;
+    for (int j = 0; j < W; j++) { be_line(b, "g_incl%d[0] = %s;", j, ta[j]); }
+    be_line(b, "__threadfence();");
+    be_line(b, "atomicExch(&g_flags[0], 2);");
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    for (int j = 0; j < W; j++) { be_line(b, "g_agg%d[g_tile] = %s;", j, ta[j]); }
+    be_line(b, "__threadfence();");
+    be_line(b, "atomicExch(&g_flags[g_tile], 1);");
+    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j--) {");
+    b->indent++;
+    be_line(b, "int g_f;");
+    be_line(b, "do {");
+    be_line(b, "    g_f = ((volatile int *)g_flags)[g_j];");
+    be_line(b, "} while (g_f == 0);");
+    be_line(b, "__threadfence();");
+    char **pv = names(c, "g_pv%d_%d", 0, W);
+    for (int j = 0; j < W; j++) {
+        be_line(b, "const %s %s = g_f == 2 ? ((volatile %s *)g_incl%d)[g_j] : ((volatile %s *)g_agg%d)[g_j];",
+                ct(wt[j]), pv[j], ct(wt[j]), j, ct(wt[j]), j);
+    }
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            apply_op(c, &ops[q], ex + at, (const char *const *)(pv + at), (const char *const *)(ex + at), false);
+            at += ops[q].arity;
+        }
+    }
+    be_line(b, "if (g_f == 2) {");
+    be_line(b, "    break;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    char **inc = names(c, "g_in%d_%d", 0, W);
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            apply_op(c, &ops[q], inc + at, (const char *const *)(ex + at), (const char *const *)(ta + at), true);
+            at += ops[q].arity;
+        }
+    }
+    for (int j = 0; j < W; j++) { be_line(b, "g_incl%d[g_tile] = %s;", j, inc[j]); }
+    be_line(b, "__threadfence();");
+    be_line(b, "atomicExch(&g_flags[g_tile], 2);");
+    b->indent--;
+    be_line(b, "}");
+    for (int j = 0; j < W; j++) { be_line(b, "g_ex_sh%d = %s;", j, ex[j]); }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    char **pre = names(c, "g_pre%d_%d", 0, W);
+    char **exs = names(c, "g_exs%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_ex_sh%d;", ct(wt[j]), exs[j], j); }
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
+            at += ops[q].arity;
+        }
+    }
+    be_line(b, "/* phase 5: each item's prefix%s */", filter ? "; kept items go to their place" : ", the post map, outputs staged for coalesced stores");
+    if (filter) {
+        for (int u = 0; u < I; u++) {
+            be_line(b, "if (g_x0_%d) {", u);
+            b->indent++;
+            for (int j = 0; j < nv; j++) { be_line(b, "%s[%s] = g_y%d_%d;", be_vname(s->outs[j]), pre[0], j, u); }
+            b->indent--;
+            be_line(b, "}");
+            be_line(b, "%s += g_x0_%d;", pre[0], u);
+        }
+        be_line(b, "if (g_base + %d >= %s && threadIdx.x == %d) {", B * I, n, B - 1);
+        be_line(b, "    *%s_out = (int64_t)%s;  /* the last tile knows the total */", be_vname(s->outs[nv]), pre[0]);
+        be_line(b, "}");
+    } else {
+        be_line(b, "__syncthreads();");
+        int sw = ir_stmt_scan_width(s);
+        int off2 = 0;
+        for (int j = 0; j < nout; j++) {
+            be_line(b, "%s *g_so%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), off2);
+            off2 += ir_scalar_size(s->outs[j]->elem) * B * I;
+        }
+        for (int u = 0; u < I; u++) {
+            be_line(b, "{");
+            b->indent++;
+            be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
+            const char **val = calloc((size_t)sw + 1, sizeof *val);
+            int at = 0;
+            for (int q = 0; q < nsc; q++) {
+                const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
+                for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
+                if (ops[q].exclusive) {
+                    for (int j = 0; j < ops[q].arity; j++) {
+                        char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
+                        be_line(b, "const %s %s = %s;", ct(wt[at + j]), t, pre[at + j]);
+                        val[at + j] = t;
+                    }
+                    apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
+                } else {
+                    apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
+                    for (int j = 0; j < ops[q].arity; j++) {
+                        char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
+                        be_line(b, "const %s %s = %s;", ct(wt[at + j]), t, pre[at + j]);
+                        val[at + j] = t;
+                    }
+                }
+                free(xs);
+                at += ops[q].arity;
+            }
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            if (s->post) {
+                const char **pr = calloc((size_t)s->post->nres + 1, sizeof *pr);
+                be_lambda(&c->x, s->post, val, pr);
+                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[threadIdx.x * %d + %d] = %s;", j, I, u, pr[j]); }
+                free(pr);
+            } else {
+                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[threadIdx.x * %d + %d] = %s;", j, I, u, val[j]); }
+            }
+            free(val);
+            b->indent--;
+            be_line(b, "}");
+        }
+        be_line(b, "__syncthreads();");
+        for (int u = 0; u < I; u++) {
+            be_line(b, "if (g_base + %d + threadIdx.x < %s) {", u * B, n);
+            for (int j = 0; j < nout; j++) {
+                be_line(b, "    %s[g_base + %d + threadIdx.x] = g_so%d[%d + threadIdx.x];", be_vname(s->outs[j]), u * B, j, u * B);
+            }
+            be_line(b, "}");
+        }
+    }
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    free(ne); free(agg); free(wv); free(el); free(ws); free(tex); free(wp); free(ta); free(ex); free(pv); free(inc);
+    free(pre); free(exs); free(wt);
+    kp_free(&p);
+}
+
+static void emit_segred(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kernel_comment(c, k);
+    signature(c, k, &p);
+    const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
+    char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
+    for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
+    int B = k->block, U = k->unroll;
+    if (k->kind == IR_K_SEGRED_ROW) {
+        be_line(b, "/* one block per row, %d threads striding over it, unrolled by %d */", B, U);
+        be_line(b, "for (int64_t g_row = blockIdx.x; g_row < %s; g_row += gridDim.x) {", rows);
+        b->indent++;
+        for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+        be_line(b, "for (int64_t g_cb = threadIdx.x; g_cb < %s; g_cb += %d) {", cols, B * U);
+        b->indent++;
+        for (int u = 0; u < U; u++) {
+            be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
+            b->indent++;
+            be_line(b, "const int64_t g_col = g_cb + %d;", u * B);
+            be_line(b, "if (g_col < %s) {", cols);
+            b->indent++;
+            be_line(b, "const int64_t g_f = g_row * %s + g_col;", cols);
+            c->x.idx[0] = "g_row";
+            c->x.idx[1] = "g_col";
+            const char **res = map_body(c, s, "g_f");
+            int pos = 0;
+            for (int r = 0; r < s->nreds; r++) {
+                apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+                pos += s->reds[r].arity;
+            }
+            free(res);
+            b->indent--;
+            be_line(b, "}");
+            b->indent--;
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+        block_reduce(c, s, racc, B);
+        be_line(b, "if (threadIdx.x == 0) {");
+        int o = 0;
+        for (int r = 0; r < s->nreds; r++) {
+            for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+        }
+        be_line(b, "}");
+        be_line(b, "__syncthreads();  /* the shared partials are reused by the next row */");
+        b->indent--;
+        be_line(b, "}");
+    } else {
+        be_line(b, "/* one thread per column, rows in order: coalesced across the warp */");
+        be_line(b, "for (int64_t g_col = (int64_t)blockIdx.x * %d + threadIdx.x; g_col < %s; g_col += (int64_t)gridDim.x * %d) {", B, cols, B);
+        b->indent++;
+        for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+        be_line(b, "for (int64_t g_row = 0; g_row < %s; g_row++) {", rows);
+        b->indent++;
+        be_line(b, "const int64_t g_f = g_row * %s + g_col;", cols);
+        c->x.idx[0] = "g_row";
+        c->x.idx[1] = "g_col";
+        const char **res = map_body(c, s, "g_f");
+        int pos = 0;
+        for (int r = 0; r < s->nreds; r++) {
+            apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+            pos += s->reds[r].arity;
+        }
+        free(res);
+        b->indent--;
+        be_line(b, "}");
+        int o = 0;
+        for (int r = 0; r < s->nreds; r++) {
+            for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "%s[g_col] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+        }
+        b->indent--;
+        be_line(b, "}");
+    }
+    for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
+    free(racc);
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+static void emit_scatter_kernel(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kernel_comment(c, k);
+    signature(c, k, &p);
+    IrValue *out = s->outs[0];
+    const char *d = be_strf(&c->x, "%s", be_vname(s->dest->dims[0]));
+    be_line(b, "/* the destination was copied into the result before this launch */");
+    be_line(b, "for (int64_t g_i = (int64_t)blockIdx.x * %d + threadIdx.x; g_i < %s; g_i += (int64_t)gridDim.x * %d) {", k->block, be_vname(s->w[0]), k->block);
+    b->indent++;
+    c->x.idx[0] = "g_i";
+    c->x.idx[1] = "g_i";
+    const char **res = map_body(c, s, "g_i");
+    be_line(b, "if ((uint64_t)(%s) < (uint64_t)%s) {", res[0], d);
+    be_line(b, "    %s[%s] = %s;", be_vname(out), res[0], res[1]);
+    be_line(b, "}");
+    free(res);
+    b->indent--;
+    be_line(b, "}");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+static void emit_matmul(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrExpr *f = s->map->res[0];
+    IrExpr *mul = f->a[2];
+    IrValue *A = mul->a[0]->val, *Bv = mul->a[1]->val;
+    int T = k->tile, U = k->unroll;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kernel_comment(c, k);
+    signature(c, k, &p);
+    const char *ta = ct(A->elem), *tb = ct(Bv->elem), *tr = ct(f->ty);
+    be_line(b, "/* %d x %d tiles of A and B through shared memory; inner loop unrolled by %d */", T, T, U);
+    be_line(b, "__shared__ %s g_as[%d][%d];", ta, T, T + 1);
+    be_line(b, "__shared__ %s g_bs[%d][%d];", tb, T, T);
+    be_line(b, "const int g_tx = threadIdx.x %% %d, g_ty = threadIdx.x / %d;", T, T);
+    be_line(b, "const int64_t g_i0 = (int64_t)blockIdx.y * %d + g_ty;", T);
+    be_line(b, "const int64_t g_i1 = (int64_t)blockIdx.x * %d + g_tx;", T);
+    c->x.idx[0] = "g_i0";
+    c->x.idx[1] = "g_i1";
+    const char *K = be_expr(&c->x, f->a[0]);
+    const char *init = be_expr(&c->x, f->a[1]);
+    be_line(b, "%s g_acc = %s;", tr, init);
+    be_line(b, "for (int64_t g_kb = 0; g_kb < %s; g_kb += %d) {", K, T);
+    b->indent++;
+    be_line(b, "g_as[g_ty][g_tx] = (g_i0 < %s && g_kb + g_tx < %s) ? %s[g_i0 * %s + g_kb + g_tx] : (%s)0;",
+            be_vname(A->dims[0]), K, be_vname(A), be_vname(A->dims[1]), ta);
+    be_line(b, "g_bs[g_ty][g_tx] = (g_kb + g_ty < %s && g_i1 < %s) ? %s[(g_kb + g_ty) * %s + g_i1] : (%s)0;",
+            K, be_vname(Bv->dims[1]), be_vname(Bv), be_vname(Bv->dims[1]), tb);
+    be_line(b, "__syncthreads();");
+    be_line(b, "for (int g_kk = 0; g_kk < %d; g_kk += %d) {", T, U);
+    b->indent++;
+    for (int u = 0; u < U; u++) {
+        be_line(b, "g_acc = %s;  /* unrolled copy %d of %d */", be_binop(&c->x, IR_BIN_add, f->ty, "g_acc",
+                be_binop(&c->x, IR_BIN_mul, f->ty, be_strf(&c->x, "g_as[g_ty][g_kk + %d]", u), be_strf(&c->x, "g_bs[g_kk + %d][g_tx]", u))), u + 1, U);
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_i0 < %s && g_i1 < %s) {", be_vname(s->w[0]), be_vname(s->w[1]));
+    b->indent++;
+    be_expr_bind(&c->x, f, "g_acc");
+    const char **res = calloc(2, sizeof *res);
+    be_lambda(&c->x, s->map, NULL, res);
+    be_line(b, "%s[g_i0 * %s + g_i1] = %s;", be_vname(s->outs[0]), be_vname(s->w[1]), res[0]);
+    free(res);
+    b->indent--;
+    be_line(b, "}");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+/* ---- host launchers (GPUC_CUDA_HOST) ---- */
+static const char *count_of(CuEmit *c, const IrValue *v) {
+    if (v->rank == 1) { return be_strf(&c->x, "%s", be_vname(v->dims[0])); }
+    return be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]));
+}
+
+static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *grid) {
+    BeBuf *b = c->b;
+    be_printf(b, "%*s%s<<<%s, %d>>>(", b->indent * 4, "", k->name, grid, k->block);
+    for (int i = 0; i < p->n; i++) { be_printf(b, "%s%s", i ? ", " : "", p->arg[i]); }
+    be_printf(b, ");\n");
+    be_line(b, "GPUC_CK(cudaGetLastError());");
+}
+
+static void host_stmt(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    be_line(b, "/* %s:%d: %s */", c->m->file, s->line, k->name);
+    if (k->kind == IR_K_HOST) {
+        if (s->nouts == 1 && s->outs[0]->has_const && !s->outs[0]->name) {
+            return;
+        }
+        const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+        c->x.host_reads = true;
+        be_lambda(&c->x, s->map, NULL, res);
+        c->x.host_reads = false;
+        for (int o = 0; o < s->nouts; o++) { be_line(b, "const %s %s = %s;", ct(s->outs[o]->elem), be_vname(s->outs[o]), res[o]); }
+        free(res);
+        return;
+    }
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    /* outputs */
+    for (int o = 0; o < s->nouts; o++) {
+        IrValue *v = s->outs[o];
+        if (v->rank) {
+            const char *cnt = s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v);
+            be_line(b, "%s *%s = (%s *)gpuc_dalloc((size_t)(%s) * sizeof(%s));", ct(v->elem), be_vname(v), ct(v->elem), cnt, ct(v->elem));
+        } else {
+            be_line(b, "%s %s;", ct(v->elem), be_vname(v));
+            be_line(b, "%s *%s_d = (%s *)gpuc_dalloc(sizeof(%s));", ct(v->elem), be_vname(v), ct(v->elem), ct(v->elem));
+        }
+    }
+    const char *n = s->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])) : be_strf(&c->x, "%s", be_vname(s->w[0]));
+    be_line(b, "{");
+    b->indent++;
+    switch (k->kind) {
+    case IR_K_MAP: {
+        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_sms() * 32 ? g_blocks : (int64_t)gpuc_sms() * 32);");
+        be_line(b, "if (%s > 0) {", n);
+        b->indent++;
+        launch(c, k, &p, "g_grid");
+        b->indent--;
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_REDUCE: {
+        IrStmt *st = s;
+        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 1 ? 1 : g_blocks < (int64_t)gpuc_sms() * 8 ? g_blocks : (int64_t)gpuc_sms() * 8);");
+        for (int r = 0; r < st->nreds; r++) {
+            for (int j = 0; j < st->reds[r].arity; j++) {
+                const char *t = ct(st->reds[r].op->ptypes[j]);
+                be_line(b, "%s *g_part%d_%d = (%s *)gpuc_dalloc(g_grid * sizeof(%s));", t, r, j, t, t);
+            }
+        }
+        be_line(b, "unsigned int *g_done = (unsigned int *)gpuc_dalloc(sizeof(unsigned int));");
+        be_line(b, "GPUC_CK(cudaMemsetAsync(g_done, 0, sizeof(unsigned int)));");
+        for (int r = 0; r < st->nreds; r++) {
+            for (int j = 0; j < st->reds[r].arity; j++) { kp_add(c, &p, "", be_strf(&c->x, "g_part%d_%d", r, j)); }
+        }
+        kp_add(c, &p, "", "g_done");
+        launch(c, k, &p, "g_grid");
+        for (int r = 0; r < st->nreds; r++) {
+            for (int j = 0; j < st->reds[r].arity; j++) { be_line(b, "gpuc_dfree(g_part%d_%d);", r, j); }
+        }
+        be_line(b, "gpuc_dfree(g_done);");
+        break;
+    }
+    case IR_K_SCAN: case IR_K_FILTER: {
+        bool filter = k->kind == IR_K_FILTER;
+        int W = 0;
+        if (filter) { W = 1; } else { for (int q = 0; q < s->nscans; q++) { W += s->scans[q].arity; } }
+        be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
+        be_line(b, "if (g_ntiles > 0) {");
+        b->indent++;
+        be_line(b, "int *g_flags = (int *)gpuc_dalloc((size_t)g_ntiles * sizeof(int));");
+        be_line(b, "GPUC_CK(cudaMemsetAsync(g_flags, 0, (size_t)g_ntiles * sizeof(int)));");
+        int at = 0;
+        for (int q = 0; q < (filter ? 1 : s->nscans); q++) {
+            int ar = filter ? 1 : s->scans[q].arity;
+            for (int j = 0; j < ar; j++) {
+                const char *t = filter ? "uint32_t" : ct(s->scans[q].op->ptypes[j]);
+                be_line(b, "%s *g_agg%d = (%s *)gpuc_dalloc((size_t)g_ntiles * sizeof(%s));", t, at, t, t);
+                be_line(b, "%s *g_incl%d = (%s *)gpuc_dalloc((size_t)g_ntiles * sizeof(%s));", t, at, t, t);
+                at++;
+            }
+        }
+        be_line(b, "unsigned int *g_tiles = (unsigned int *)gpuc_dalloc(sizeof(unsigned int));");
+        be_line(b, "GPUC_CK(cudaMemsetAsync(g_tiles, 0, sizeof(unsigned int)));");
+        kp_add(c, &p, "", "g_flags");
+        for (int j = 0; j < W; j++) {
+            kp_add(c, &p, "", be_strf(&c->x, "g_agg%d", j));
+            kp_add(c, &p, "", be_strf(&c->x, "g_incl%d", j));
+        }
+        kp_add(c, &p, "", "g_tiles");
+        launch(c, k, &p, "(unsigned)g_ntiles");
+        be_line(b, "gpuc_dfree(g_flags);");
+        be_line(b, "gpuc_dfree(g_tiles);");
+        for (int j = 0; j < W; j++) { be_line(b, "gpuc_dfree(g_agg%d);", j); be_line(b, "gpuc_dfree(g_incl%d);", j); }
+        b->indent--;
+        if (filter) {
+            be_line(b, "} else {");
+            be_line(b, "    GPUC_CK(cudaMemsetAsync(%s_d, 0, sizeof(int64_t)));", be_vname(s->outs[s->nouts - 1]));
+        }
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_SCATTER: {
+        const char *dn = count_of(c, s->dest);
+        be_line(b, "if (%s > 0) {", dn);
+        be_line(b, "    GPUC_CK(cudaMemcpyAsync(%s, %s, (size_t)(%s) * sizeof(%s), cudaMemcpyDeviceToDevice));", be_vname(s->outs[0]), be_vname(s->dest), dn, ct(s->outs[0]->elem));
+        be_line(b, "}");
+        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block - 1, k->block);
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_sms() * 32 ? g_blocks : (int64_t)gpuc_sms() * 32);");
+        be_line(b, "if (%s > 0) {", n);
+        b->indent++;
+        launch(c, k, &p, "g_grid");
+        b->indent--;
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_SEGRED_ROW: {
+        be_line(b, "const unsigned g_grid = (unsigned)(%s < 65535 * 16 ? %s : 65535 * 16);", be_vname(s->w[0]), be_vname(s->w[0]));
+        be_line(b, "if (%s > 0) {", be_vname(s->w[0]));
+        b->indent++;
+        launch(c, k, &p, "g_grid");
+        b->indent--;
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_SEGRED_COL: {
+        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", be_vname(s->w[1]), k->block - 1, k->block);
+        be_line(b, "if (g_blocks > 0) {");
+        b->indent++;
+        launch(c, k, &p, "(unsigned)g_blocks");
+        b->indent--;
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_MATMUL: {
+        be_line(b, "const dim3 g_grid((unsigned)((%s + %d) / %d), (unsigned)((%s + %d) / %d));",
+                be_vname(s->w[1]), k->tile - 1, k->tile, be_vname(s->w[0]), k->tile - 1, k->tile);
+        be_line(b, "if (%s > 0 && %s > 0) {", be_vname(s->w[0]), be_vname(s->w[1]));
+        b->indent++;
+        launch(c, k, &p, "g_grid");
+        b->indent--;
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_HOST: break;
+    }
+    b->indent--;
+    be_line(b, "}");
+    /* scalar results come back to the host: later statements take them by value */
+    for (int o = 0; o < s->nouts; o++) {
+        IrValue *v = s->outs[o];
+        if (v->rank) { continue; }
+        if (k->kind == IR_K_REDUCE) {
+            be_line(b, "if (%s > 0) {", n);
+            be_line(b, "    GPUC_CK(cudaMemcpy(&%s, %s_d, sizeof(%s), cudaMemcpyDeviceToHost));", be_vname(v), be_vname(v), ct(v->elem));
+            be_line(b, "} else {");
+            /* empty input: the neutral element */
+            int at = 0, idx = o - (s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s));
+            for (int r = 0; r < s->nreds; r++) {
+                for (int j = 0; j < s->reds[r].arity; j++) {
+                    if (at == idx) { be_line(b, "    %s = %s;", be_vname(v), be_expr(&c->x, s->reds[r].ne[j])); }
+                    at++;
+                }
+            }
+            be_line(b, "}");
+        } else {
+            be_line(b, "GPUC_CK(cudaMemcpy(&%s, %s_d, sizeof(%s), cudaMemcpyDeviceToHost));", be_vname(v), be_vname(v), ct(v->elem));
+        }
+        be_line(b, "gpuc_dfree(%s_d);", be_vname(v));
+        be_line(b, "(void)%s;", be_vname(v));
+    }
+    kp_free(&p);
+}
+
+static bool is_result(IrEntry *e, IrValue *v, int before) {
+    for (int i = 0; i < before; i++) { if (e->results[i] == v) { return true; } }
+    return false;
+}
+
+static void host_entry(CuEmit *c, IrEntry *e) {
+    BeBuf *b = c->b;
+    c->e = e;
+    /* device-level entry: array parameters and results are device pointers */
+    be_printf(b, "/* %s:%d: entry %s on device arrays (array results are allocated with gpuc_dalloc) */\n", c->m->file, e->line, e->name);
+    be_entry_signature(b, e, "gpuc_dev_");
+    be_printf(b, " {\n");
+    b->indent = 1;
+    c->x.ntmp = 0;
+    for (int i = 0; i < e->nkernels; i++) {
+        be_expr_reset(&c->x);
+        host_stmt(c, &e->kernels[i]);
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        IrValue *v = e->results[i];
+        if (!v->rank) { be_line(b, "*out%d = %s;", i, be_vname(v)); continue; }
+        const char *n = count_of(c, v);
+        be_line(b, "out%d_shape[0] = %s;", i, be_vname(v->dims[0]));
+        be_line(b, "out%d_shape[1] = %s;", i, v->rank == 2 ? be_vname(v->dims[1]) : "1");
+        if (v->is_param || is_result(e, v, i)) {
+            be_line(b, "*out%d = (%s *)gpuc_dalloc((size_t)(%s) * sizeof(%s));", i, ct(v->elem), n, ct(v->elem));
+            be_line(b, "if (%s > 0) { GPUC_CK(cudaMemcpyAsync(*out%d, %s, (size_t)(%s) * sizeof(%s), cudaMemcpyDeviceToDevice)); }", n, i, be_vname(v), n, ct(v->elem));
+        } else {
+            be_line(b, "*out%d = %s;", i, be_vname(v));
+        }
+    }
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (s->dead || s->kind == IR_S_SCALAR) { continue; }
+        for (int o = 0; o < s->nouts; o++) {
+            if (s->outs[o]->rank && !is_result(e, s->outs[o], e->nresults)) { be_line(b, "gpuc_dfree(%s);", be_vname(s->outs[o])); }
+        }
+    }
+    be_line(b, "return 0;");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+
+    /* host-level entry: the C backend's signature */
+    be_printf(b, "/* entry %s on host arrays, as the C backend's gpuc_entry_%s */\n", e->name, e->name);
+    be_entry_signature(b, e, "gpuc_entry_");
+    be_printf(b, " {\n");
+    b->indent = 1;
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        if (!v->rank) { continue; }
+        const char *n = count_of(c, v);
+        be_line(b, "%s *g_d%d = (%s *)gpuc_dalloc((size_t)(%s) * sizeof(%s));", ct(v->elem), i, ct(v->elem), n, ct(v->elem));
+        be_line(b, "if (%s > 0) { GPUC_CK(cudaMemcpy(g_d%d, %s, (size_t)(%s) * sizeof(%s), cudaMemcpyHostToDevice)); }", n, i, be_vname(v), n, ct(v->elem));
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_line(b, "%s *g_r%d = NULL;", ct(e->results[i]->elem), i); }
+    }
+    be_printf(b, "    int g_rc = gpuc_dev_%s(", e->name);
+    bool first = true;
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, "%s%s", first ? "" : ", ", be_vname(e->sizes[i])); first = false; }
+    for (int i = 0; i < e->nparams; i++) {
+        if (e->params[i]->rank) { be_printf(b, "%sg_d%d", first ? "" : ", ", i); }
+        else { be_printf(b, "%s%s", first ? "" : ", ", be_vname(e->params[i])); }
+        first = false;
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_printf(b, "%s&g_r%d, out%d_shape", first ? "" : ", ", i, i); }
+        else { be_printf(b, "%sout%d", first ? "" : ", ", i); }
+        first = false;
+    }
+    be_printf(b, ");\n");
+    for (int i = 0; i < e->nresults; i++) {
+        IrValue *v = e->results[i];
+        if (!v->rank) { continue; }
+        be_line(b, "{");
+        be_line(b, "    const int64_t g_n = out%d_shape[0] * out%d_shape[1];", i, i);
+        be_line(b, "    *out%d = (%s *)malloc((size_t)(g_n > 0 ? g_n : 1) * sizeof(%s));", i, ct(v->elem), ct(v->elem));
+        be_line(b, "    if (g_n > 0) { GPUC_CK(cudaMemcpy(*out%d, g_r%d, (size_t)g_n * sizeof(%s), cudaMemcpyDeviceToHost)); }", i, i, ct(v->elem));
+        be_line(b, "    gpuc_dfree(g_r%d);", i);
+        be_line(b, "}");
+    }
+    for (int i = 0; i < e->nparams; i++) { if (e->params[i]->rank) { be_line(b, "gpuc_dfree(g_d%d);", i); } }
+    be_line(b, "return g_rc;");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+}
+
+static void cuda_device_prelude(BeBuf *b) {
+    be_printf(b,
+        "/* warp shuffles for every scalar type (bool travels as int) */\n"
+        "#define GPUC_SHFL(T) \\\n"
+        "__device__ __forceinline__ T gpuc_shfl_down(T v, int o) { return __shfl_down_sync(0xffffffffu, v, o); } \\\n"
+        "__device__ __forceinline__ T gpuc_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }\n"
+        "GPUC_SHFL(int)\n"
+        "GPUC_SHFL(unsigned int)\n"
+        "GPUC_SHFL(long long)\n"
+        "GPUC_SHFL(unsigned long long)\n"
+        "GPUC_SHFL(float)\n"
+        "GPUC_SHFL(double)\n"
+        "#if !defined(__CUDACC_RTC__)\n"
+        "/* int64_t is long here; NVRTC's prelude makes it long long */\n"
+        "GPUC_SHFL(long)\n"
+        "GPUC_SHFL(unsigned long)\n"
+        "#endif\n"
+        "__device__ __forceinline__ bool gpuc_shfl_down(bool v, int o) { return __shfl_down_sync(0xffffffffu, (int)v, o) != 0; }\n"
+        "__device__ __forceinline__ bool gpuc_shfl_up(bool v, int o) { return __shfl_up_sync(0xffffffffu, (int)v, o) != 0; }\n"
+        "/* 16-byte vectors for coalesced loads and stores */\n"
+        "struct __align__(16) gpuc_v16_bool { bool v[16]; };\n"
+        "struct __align__(16) gpuc_v16_i32 { int32_t v[4]; };\n"
+        "struct __align__(16) gpuc_v16_u32 { uint32_t v[4]; };\n"
+        "struct __align__(16) gpuc_v16_f32 { float v[4]; };\n"
+        "struct __align__(16) gpuc_v16_i64 { int64_t v[2]; };\n"
+        "struct __align__(16) gpuc_v16_u64 { uint64_t v[2]; };\n"
+        "struct __align__(16) gpuc_v16_f64 { double v[2]; };\n\n");
+}
+
+static void host_prelude(BeBuf *b) {
+    be_printf(b,
+        "#ifdef GPUC_CUDA_HOST\n"
+        "/* ---- host launchers over the CUDA runtime API ---- */\n"
+        "#include <cuda_runtime.h>\n"
+        "#define GPUC_CK(x) do { cudaError_t g_e = (x); if (g_e != cudaSuccess) { \\\n"
+        "    fprintf(stderr, \"gpuc: CUDA error: %%s at %%s:%%d (%%s)\\n\", cudaGetErrorString(g_e), __FILE__, __LINE__, #x); exit(1); } } while (0)\n"
+        "static int gpuc_sms(void) {\n"
+        "    static int sms = 0;\n"
+        "    if (!sms) { int d = 0; GPUC_CK(cudaGetDevice(&d)); GPUC_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d)); }\n"
+        "    return sms;\n"
+        "}\n"
+        "/* a small cache of device blocks by size, so repeated runs do not cudaMalloc */\n"
+        "typedef struct { void *p; size_t n; } GpucBlock;\n"
+        "static GpucBlock gpuc_free_blocks[256];\n"
+        "static int gpuc_nfree;\n"
+        "typedef struct { void *p; size_t n; } GpucLive;\n"
+        "static GpucLive *gpuc_live; static int gpuc_nlive, gpuc_caplive;\n"
+        "static void *gpuc_dalloc(size_t n) {\n"
+        "    if (n == 0) { n = 16; }\n"
+        "    n = (n + 255) & ~(size_t)255;\n"
+        "    void *p = NULL;\n"
+        "    for (int i = 0; i < gpuc_nfree; i++) {\n"
+        "        if (gpuc_free_blocks[i].n == n) { p = gpuc_free_blocks[i].p; gpuc_free_blocks[i] = gpuc_free_blocks[--gpuc_nfree]; break; }\n"
+        "    }\n"
+        "    if (!p) { GPUC_CK(cudaMalloc(&p, n)); }\n"
+        "    if (gpuc_nlive == gpuc_caplive) { gpuc_caplive = gpuc_caplive ? 2 * gpuc_caplive : 64; gpuc_live = (GpucLive *)realloc(gpuc_live, sizeof *gpuc_live * (size_t)gpuc_caplive); }\n"
+        "    gpuc_live[gpuc_nlive].p = p; gpuc_live[gpuc_nlive].n = n; gpuc_nlive++;\n"
+        "    return p;\n"
+        "}\n"
+        "/* one element of a device array, read from the host (0 outside: as in kernels) */\n"
+        "template <typename T> T gpuc_dread(const T *p, int64_t i, int64_t n, int64_t j, int64_t m) {\n"
+        "    T v = (T)0;\n"
+        "    if ((uint64_t)i < (uint64_t)n && (uint64_t)j < (uint64_t)m) { GPUC_CK(cudaMemcpy(&v, p + i * m + j, sizeof(T), cudaMemcpyDeviceToHost)); }\n"
+        "    return v;\n"
+        "}\n"
+        "static void gpuc_dfree(const void *p) {\n"
+        "    for (int i = 0; i < gpuc_nlive; i++) {\n"
+        "        if (gpuc_live[i].p == p) {\n"
+        "            if (gpuc_nfree < 256) { gpuc_free_blocks[gpuc_nfree].p = gpuc_live[i].p; gpuc_free_blocks[gpuc_nfree].n = gpuc_live[i].n; gpuc_nfree++; }\n"
+        "            else { cudaFree(gpuc_live[i].p); }\n"
+        "            gpuc_live[i] = gpuc_live[--gpuc_nlive];\n"
+        "            return;\n"
+        "        }\n"
+        "    }\n"
+        "}\n\n");
+}
+
+int be_emit_cuda(FILE *out, IrModule *m) {
+    BeBuf b = { 0 };
+    CuEmit c = { 0 };
+    c.b = &b;
+    c.m = m;
+    c.x.b = &b;
+    c.x.cuda = true;
+    shared_id = 0;
+    be_printf(&b, "/* Generated by gpuc from %s: CUDA C, one extern \"C\" __global__ per kernel.\n"
+                  " * Compiles with NVRTC as is; -DGPUC_CUDA_HOST adds host launchers (nvcc),\n"
+                  " * -DGPUC_MAIN with it a main reading arguments as text on stdin. */\n", m->file);
+    be_prelude(&b, true);
+    cuda_device_prelude(&b);
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        c.e = e;
+        for (int j = 0; j < e->nkernels; j++) {
+            IrKernel *k = &e->kernels[j];
+            c.x.ntmp = 0;
+            be_expr_reset(&c.x);
+            switch (k->kind) {
+            case IR_K_MAP: emit_map(&c, k); break;
+            case IR_K_REDUCE: emit_reduce(&c, k); break;
+            case IR_K_SCAN: case IR_K_FILTER: emit_scan(&c, k); break;
+            case IR_K_SEGRED_ROW: case IR_K_SEGRED_COL: emit_segred(&c, k); break;
+            case IR_K_SCATTER: emit_scatter_kernel(&c, k); break;
+            case IR_K_MATMUL: emit_matmul(&c, k); break;
+            case IR_K_HOST: break;
+            }
+        }
+    }
+    host_prelude(&b);
+    for (int i = 0; i < m->nentries; i++) {
+        be_entry_signature(&b, m->entries[i], "gpuc_dev_");
+        be_printf(&b, ";\n");
+        be_entry_signature(&b, m->entries[i], "gpuc_entry_");
+        be_printf(&b, ";\n");
+    }
+    for (int i = 0; i < m->nentries; i++) { host_entry(&c, m->entries[i]); }
+    be_printf(&b, "#ifdef GPUC_MAIN\n");
+    be_main(&b, m);
+    be_printf(&b, "#endif /* GPUC_MAIN */\n");
+    be_printf(&b, "#endif /* GPUC_CUDA_HOST */\n");
+    fwrite(b.p, 1, b.n, out);
+    be_buf_free(&b);
+    be_expr_free(&c.x);
+    return 0;
+}

@@ -31,7 +31,7 @@ void be_prelude(BeBuf *b, bool cuda) {
         "#include <string.h>\n"
         "#endif\n");
     if (cuda) {
-        be_printf(b, "#define GPUC_FN static __host__ __device__ __forceinline__\n");
+        be_printf(b, "#define GPUC_FN __host__ __device__ __forceinline__\n");
     } else {
         be_printf(b, "#define GPUC_FN static inline\n");
     }
@@ -90,26 +90,31 @@ void be_prelude(BeBuf *b, bool cuda) {
 void be_text_io(BeBuf *b) {
     be_printf(b,
         "/* ---- text input and output for the generated main ---- */\n"
+        "#if defined(__GNUC__)\n"
+        "#define GPUC_UNUSED __attribute__((unused))\n"
+        "#else\n"
+        "#define GPUC_UNUSED\n"
+        "#endif\n"
         "typedef struct { const char *p; const char *arg; } GpucIn;\n"
-        "static void gpuc_fail(GpucIn *in, const char *what) {\n"
+        "static GPUC_UNUSED void gpuc_fail(GpucIn *in, const char *what) {\n"
         "    fprintf(stderr, \"error: argument '%%s': %%s near '%%.20s'\\n\", in->arg ? in->arg : \"?\", what, in->p);\n"
         "    exit(1);\n"
         "}\n"
-        "static void gpuc_ws(GpucIn *in) {\n"
+        "static GPUC_UNUSED void gpuc_ws(GpucIn *in) {\n"
         "    for (;;) {\n"
         "        while (*in->p == ' ' || *in->p == '\\t' || *in->p == '\\n' || *in->p == '\\r') { in->p++; }\n"
         "        if (in->p[0] == '/' && in->p[1] == '/') { while (*in->p && *in->p != '\\n') { in->p++; } continue; }\n"
         "        return;\n"
         "    }\n"
         "}\n"
-        "static int gpuc_peek(GpucIn *in) { gpuc_ws(in); return *in->p; }\n"
-        "static void gpuc_expect(GpucIn *in, char c) {\n"
+        "static GPUC_UNUSED int gpuc_peek(GpucIn *in) { gpuc_ws(in); return *in->p; }\n"
+        "static GPUC_UNUSED void gpuc_expect(GpucIn *in, char c) {\n"
         "    if (gpuc_peek(in) != c) { char m[32]; snprintf(m, sizeof m, \"expected '%%c'\", c); gpuc_fail(in, m); }\n"
         "    in->p++;\n"
         "}\n"
         "/* type codes: 0 bool 1 i32 2 i64 3 u32 4 u64 5 f32 6 f64 */\n"
         "static const int gpuc_tsize[7] = { 1, 4, 8, 4, 8, 4, 8 };\n"
-        "static void gpuc_scalar(GpucIn *in, int t, void *dst) {\n"
+        "static GPUC_UNUSED void gpuc_scalar(GpucIn *in, int t, void *dst) {\n"
         "    gpuc_ws(in);\n"
         "    char tok[128]; size_t n = 0;\n"
         "    while (in->p[n] && !strchr(\" \\t\\r\\n,[]()\", in->p[n]) && n < sizeof tok - 1) { tok[n] = in->p[n]; n++; }\n"
@@ -138,7 +143,7 @@ void be_text_io(BeBuf *b) {
         "    in->p += n;\n"
         "}\n"
         "typedef struct { char *data; int64_t n, cap; } GpucVec;\n"
-        "static void *gpuc_push(GpucVec *v, int sz) {\n"
+        "static GPUC_UNUSED void *gpuc_push(GpucVec *v, int sz) {\n"
         "    if (v->n == v->cap) {\n"
         "        v->cap = v->cap ? 2 * v->cap : 64;\n"
         "        v->data = (char *)realloc(v->data, (size_t)(v->cap * sz));\n"
@@ -147,7 +152,7 @@ void be_text_io(BeBuf *b) {
         "    return v->data + (v->n++) * sz;\n"
         "}\n"
         "/* an array of rank 1 or 2; shape[] filled in; returns malloc'ed data */\n"
-        "static void *gpuc_array(GpucIn *in, int t, int rank, int64_t *shape) {\n"
+        "static GPUC_UNUSED void *gpuc_array(GpucIn *in, int t, int rank, int64_t *shape) {\n"
         "    GpucVec v = { 0, 0, 0 };\n"
         "    int sz = gpuc_tsize[t];\n"
         "    gpuc_expect(in, '[');\n"
@@ -180,7 +185,7 @@ void be_text_io(BeBuf *b) {
         "    if (!v.data) { v.data = (char *)malloc(16); }\n"
         "    return v.data;\n"
         "}\n"
-        "static void gpuc_print_scalar(int t, const void *p) {\n"
+        "static GPUC_UNUSED void gpuc_print_scalar(int t, const void *p) {\n"
         "    char buf[64];\n"
         "    switch (t) {\n"
         "    case 0: fputs(*(const bool *)p ? \"true\" : \"false\", stdout); return;\n"
@@ -194,7 +199,7 @@ void be_text_io(BeBuf *b) {
         "    if (!strpbrk(buf, \".eni\")) { strcat(buf, \".0\"); }\n"
         "    fputs(buf, stdout);\n"
         "}\n"
-        "static void gpuc_print_array(int t, int rank, const int64_t *shape, const void *data) {\n"
+        "static GPUC_UNUSED void gpuc_print_array(int t, int rank, const int64_t *shape, const void *data) {\n"
         "    const char *p = (const char *)data;\n"
         "    int sz = gpuc_tsize[t];\n"
         "    fputc('[', stdout);\n"
@@ -208,7 +213,7 @@ void be_text_io(BeBuf *b) {
         "    }\n"
         "    fputc(']', stdout);\n"
         "}\n"
-        "static char *gpuc_read_all(FILE *f) {\n"
+        "static GPUC_UNUSED char *gpuc_read_all(FILE *f) {\n"
         "    size_t n = 0, cap = 1 << 16;\n"
         "    char *s = (char *)malloc(cap);\n"
         "    size_t k;\n"
@@ -220,7 +225,7 @@ void be_text_io(BeBuf *b) {
         "    s[n] = 0;\n"
         "    return s;\n"
         "}\n"
-        "static void gpuc_check_size(const char *arg, const char *name, int64_t *var, int64_t got) {\n"
+        "static GPUC_UNUSED void gpuc_check_size(const char *arg, const char *name, int64_t *var, int64_t got) {\n"
         "    if (*var < 0) { *var = got; return; }\n"
         "    if (*var != got) {\n"
         "        fprintf(stderr, \"error: argument '%%s': size %%s is %%lld here but %%lld before\\n\", arg, name, (long long)got, (long long)*var);\n"
@@ -257,6 +262,7 @@ void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix) {
 static void main_entry(BeBuf *b, IrEntry *e) {
     be_line(b, "static int gpuc_main_%s(GpucIn *in) {", e->name);
     b->indent++;
+    be_line(b, "(void)in;");
     for (int i = 0; i < e->nsizes; i++) { be_line(b, "int64_t %s = -1;", be_vname(e->sizes[i])); }
     for (int i = 0; i < e->nparams; i++) {
         IrValue *v = e->params[i];
@@ -347,6 +353,7 @@ void be_main(BeBuf *b, IrModule *m) {
     be_line(b, "for (int i = 1; i + 1 < argc; i++) { if (strcmp(argv[i], \"-e\") == 0) { entry = argv[i + 1]; } }");
     be_line(b, "char *text = gpuc_read_all(stdin);");
     be_line(b, "GpucIn in = { text, NULL };");
+    be_line(b, "(void)in;");
     be_line(b, "int rc = 2;");
     for (int i = 0; i < m->nentries; i++) {
         be_line(b, "%sif (!entry%s || strcmp(entry, \"%s\") == 0) { rc = gpuc_main_%s(&in); }",

@@ -1197,6 +1197,26 @@ static void lower_entry(Lower *L, FeFunc *f) {
     free(e->params);
     e->params = ps;
 
+    /* a size that is also a scalar parameter (`n: i64` with `-> f32[n]`)
+     * is computed from it rather than passed separately */
+    for (int i = 0; i < e->nsizes; i++) {
+        IrValue *sv = e->sizes[i];
+        for (int j = 0; j < e->nparams; j++) {
+            IrValue *pv = e->params[j];
+            if (pv->rank || !ir_scalar_is_int(pv->elem) || strcmp(pv->name, sv->name) != 0) { continue; }
+            IrStmt *st = ir_stmt_new(m, e, IR_S_SCALAR, IR_AOP_scalar, f->loc.line);
+            st->map = ir_lambda_new(m, 0, NULL, 1);
+            st->map->res[0] = ir_e_cast(m, IR_I64, ir_e_free(m, pv));
+            sv->is_size = false;
+            sv->name = NULL;
+            ir_stmt_add_out(m, st, sv);
+            ir_entry_move_stmt(e, st, 0);
+            for (int k = i; k + 1 < e->nsizes; k++) { e->sizes[k] = e->sizes[k + 1]; }
+            e->nsizes--;
+            i--;
+            break;
+        }
+    }
     LVal *r = lower(L, f->body, env);
     int n;
     LVal **rl = flat(L, r, &n);
