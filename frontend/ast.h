@@ -284,7 +284,7 @@ struct FeStruct {
     FeType **field_types; /* resolved after checking */
 };
 
-typedef enum FeTParamKind {
+typedef enum FeTParamKind { /* grep "ORDER TPARAMKIND" (parser.y, print.c) */
     FE_TP_TYPE,  /* <T: type>: any type */
     FE_TP_NUM,   /* <T: num>: any numeric scalar */
     FE_TP_FLOAT, /* <T: float>: f32 or f64 */
@@ -314,7 +314,7 @@ typedef struct FeParam {
     FeBinding *bind;    /* checked instance */
 } FeParam;
 
-typedef enum FeAttrKind {
+typedef enum FeAttrKind { /* grep "ORDER FeAttrKind" (parser.y, check.c, print.c) */
     FE_AT_BLOCK,  /* @block(N): threads per block, multiple of 32, <= 1024 */
     FE_AT_UNROLL, /* @unroll(U): U >= 1 */
     FE_AT_ITEMS,  /* @items(I): items per thread, I >= 1 */

@@ -906,7 +906,7 @@ static bool unify(FeType *pt, FeType *at, SizeBind *sb, int *nsb, SrcLoc loc, co
 }
 
 /* Substitute size variables bound at a call into a callee's result type. */
-static FeType *subst_dims(FeType *t, SizeBind *sb, int nsb, FeFunc *callee)
+static FeType *subst_dims(FeType *t, SizeBind *sb, int nsb)
 {
     if (!t || is_err(t)) {
         return t;
@@ -916,7 +916,7 @@ static FeType *subst_dims(FeType *t, SizeBind *sb, int nsb, FeFunc *callee)
         r->nelems = t->nelems;
         r->elems = fe_alloc(C->a, sizeof(FeType *) * (size_t)t->nelems);
         for (int i = 0; i < t->nelems; i++) {
-            r->elems[i] = subst_dims(t->elems[i], sb, nsb, callee);
+            r->elems[i] = subst_dims(t->elems[i], sb, nsb);
         }
         return r;
     }
@@ -939,7 +939,6 @@ static FeType *subst_dims(FeType *t, SizeBind *sb, int nsb, FeFunc *callee)
             r->dims[k] = runtime_dim(); /* not bound by a parameter: known at run time */
         }
     }
-    (void)callee;
     return r;
 }
 
@@ -971,7 +970,7 @@ static void infer_tparams(FeFunc *decl, FeType *pt, FeType *at, FeTArg *vals, bo
 }
 
 static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, SrcLoc loc, FeFunc **inst,
-                          bool *lifted, FeExpr *call)
+                          bool *lifted)
 {
     *inst = NULL;
     *lifted = false;
@@ -1052,8 +1051,7 @@ static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, S
             return err_type();
         }
     }
-    (void)call;
-    return subst_dims(f->result, sb, nsb, f);
+    return subst_dims(f->result, sb, nsb);
 }
 
 /* The element type an operator argument expects, when it says so: an
@@ -1151,7 +1149,7 @@ static FeType *check_fnarg(FeExpr *e, FeType **argtys, int n, const char *who, F
         if (g && g->func) {
             FeFunc *inst;
             bool lifted;
-            FeType *r = apply_user(g->func, NULL, argtys, n, e->loc, &inst, &lifted, NULL);
+            FeType *r = apply_user(g->func, NULL, argtys, n, e->loc, &inst, &lifted);
             e->name_kind = FE_NAME_FUNC;
             e->func = inst;
             e->type = is_err(r) ? r : func_type(argtys, n, r);
@@ -1654,7 +1652,7 @@ static FeType *check_call(FeExpr *e, FeType *hint)
         callee->name_kind = FE_NAME_FUNC;
         FeFunc *inst;
         bool lifted;
-        FeType *r = apply_user(decl, e->args, tys, e->nargs, e->loc, &inst, &lifted, e);
+        FeType *r = apply_user(decl, e->args, tys, e->nargs, e->loc, &inst, &lifted);
         e->func = inst;
         callee->func = inst;
         e->lifted = lifted;

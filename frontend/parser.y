@@ -90,10 +90,12 @@ static FeExprList *elist(FeParser *p, FeExprList *l, FeExpr *e)
 
 static FeTParamKind tparam_kind(FeParser *p, const char *w, SrcLoc loc)
 {
-    if (strcmp(w, "type") == 0) return FE_TP_TYPE;
-    if (strcmp(w, "num") == 0) return FE_TP_NUM;
-    if (strcmp(w, "float") == 0) return FE_TP_FLOAT;
-    if (strcmp(w, "int") == 0) return FE_TP_INT;
+    static const char *words[] = {"type", "num", "float", "int"}; /* grep "ORDER TPARAMKIND" */
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(w, words[i]) == 0) {
+            return (FeTParamKind)i;
+        }
+    }
     fe_error(loc, "unknown template parameter kind '%s' (expected type, num, float or int)", w);
     return FE_TP_TYPE;
 }
@@ -136,11 +138,11 @@ static FeExpr *desugar_block(FeParser *p, FeStmtList *stmts, FeExpr *result)
 }
 }
 
-%token IMPORT "import" STRUCT "struct" FN "fn" ENTRY "entry" EXPORT "export"
-%token AS "as" LET "let" RETURN "return" IF "if" THEN "then" ELSE "else"
-%token FOR "for" IN "in" TRUE "true" FALSE "false" UNDERSCORE "_"
-%token POW "**" SHL "<<" SHR ">>" ANDAND "&&" OROR "||" EQ "==" NE "!="
-%token LE "<=" GE ">=" ARROW "->" DARROW "=>"
+%token IMPORT "'import'" STRUCT "'struct'" FN "'fn'" ENTRY "'entry'" EXPORT "'export'"
+%token AS "'as'" LET "'let'" RETURN "'return'" IF "'if'" THEN "'then'" ELSE "'else'"
+%token FOR "'for'" IN "'in'" TRUE "'true'" FALSE "'false'" UNDERSCORE "'_'"
+%token POW "'**'" SHL "'<<'" SHR "'>>'" ANDAND "'&&'" OROR "'||'" EQ "'=='" NE "'!='"
+%token LE "'<='" GE "'>='" ARROW "'->'" DARROW "'=>'"
 %token <const char *> NAME "identifier"
 %token <const char *> STRING "string literal"
 %token <FeExpr *> INT "integer literal"
@@ -314,16 +316,20 @@ attrs
           FeAttr a = {0};
           a.loc = LOC(@3);
           const char *n = $3;
-          if (strcmp(n, "block") == 0) a.kind = FE_AT_BLOCK;
-          else if (strcmp(n, "unroll") == 0) a.kind = FE_AT_UNROLL;
-          else if (strcmp(n, "items") == 0) a.kind = FE_AT_ITEMS;
-          else if (strcmp(n, "tile") == 0) a.kind = FE_AT_TILE;
-          else { fe_error(LOC(@3), "unknown attribute '@%s' (expected @block, @unroll, @items or @tile)", n); a.kind = FE_AT_BLOCK; a.arg = NULL; }
-          if ($5->n != 1) {
-              fe_error(LOC(@3), "attribute '@%s' takes one argument, not %d", n, $5->n);
+          static const char *names[] = {"block", "unroll", "items", "tile"}; /* ORDER FeAttrKind */
+          int k = 0;
+          while (k < 4 && strcmp(n, names[k]) != 0) {
+              k++;
           }
-          a.arg = $5->items[0];
-          FE_PUSH(p->arena, $$->items, $$->n, $$->cap, a);
+          if (k == 4) {
+              fe_error(LOC(@3), "unknown attribute '@%s' (expected @block, @unroll, @items or @tile)", n);
+          } else if ($5->n != 1) {
+              fe_error(LOC(@3), "attribute '@%s' takes one argument, not %d", n, $5->n);
+          } else {
+              a.kind = (FeAttrKind)k;
+              a.arg = $5->items[0];
+              FE_PUSH(p->arena, $$->items, $$->n, $$->cap, a);
+          }
       }
     ;
 
@@ -344,6 +350,7 @@ stmts
           FeStmt s = {LOC(@2), $3, $4, $6};
           FE_PUSH(p->arena, $$->items, $$->n, $$->cap, s);
       }
+    | stmts error ';' { $$ = $1; yyerrok; }
     ;
 
 opt_annot

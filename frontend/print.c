@@ -255,10 +255,13 @@ static void print_signature(Printer *p, const FeFunc *f)
 
 static void print_instance_attrs(Printer *p, const FeFunc *f)
 {
-    if (f->block) fprintf(p->out, " @block(%lld)", (long long)f->block);
-    if (f->unroll) fprintf(p->out, " @unroll(%lld)", (long long)f->unroll);
-    if (f->items) fprintf(p->out, " @items(%lld)", (long long)f->items);
-    if (f->tile) fprintf(p->out, " @tile(%lld)", (long long)f->tile);
+    const char *names[] = {"block", "unroll", "items", "tile"};
+    int64_t values[] = {f->block, f->unroll, f->items, f->tile};
+    for (int i = 0; i < 4; i++) {
+        if (values[i]) {
+            fprintf(p->out, " @%s(%lld)", names[i], (long long)values[i]);
+        }
+    }
 }
 
 static const char *tparam_kind_name(FeTParamKind k)
