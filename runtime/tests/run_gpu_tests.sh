@@ -78,6 +78,19 @@ else
   note "compute-sanitizer not found"; failed=$((failed + 1))
 fi
 
+# Host-side memory errors on the GPU paths: the runtime and test_gpu built with
+# ASan + UBSan (the driver needs the shadow gap unprotected).
+san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+if step asan-build bash -c "cmake -S '$root/runtime' -B '$build-asan' -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS='$san' -DCMAKE_EXE_LINKER_FLAGS='$san' -DCMAKE_SHARED_LINKER_FLAGS='$san' >/dev/null && \
+    cmake --build '$build-asan'"; then
+  export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+  step asan-test_gpu "$build-asan/tests/test_gpu"
+  step asan-fault-debug "$build-asan/tests/test_gpu_fault" debug
+  step asan-matmul "$build-asan/examples/runtime/matmul" 512 32
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+fi
+
 step bench_launch bash -o pipefail -c "'$t/bench_launch' | tee '$out/bench_launch.txt'"
 cat "$out/bench_launch.txt" 2>/dev/null
 grep -hE "^(device 0|vector_add|matmul|33x33|out of memory|debug fault|async fault|cache hit|test_gpu|test_)" "$log" | sort -u | head -40
