@@ -1,0 +1,1028 @@
+/* rn_main.c: gpuc_program_main, the life of every gpuc executable, in order:
+ * the command line, the entry, where each argument comes from (stdin text,
+ * .npy or text files, random), the backend, reading and checking the
+ * arguments, the timed runs, and the results (stdout text or .npy files,
+ * written to temporaries and renamed only when everything is ready).
+ * The user-facing behaviour is documented in docs/executables.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+struct GpucRun {
+  GpucEvent *start, *end;
+  bool started, ended;   /* marked by the entry during this call */
+};
+
+void gpuc_run_mark_start(GpucRun *run)
+{
+  if (run && run->start && gpuc_event_record(run->start, NULL) == GPUC_SUCCESS) {
+    run->started = true;
+  }
+}
+
+void gpuc_run_mark_end(GpucRun *run)
+{
+  if (run && run->end && gpuc_event_record(run->end, NULL) == GPUC_SUCCESS) {
+    run->ended = true;
+  }
+}
+
+typedef enum Backend { BACKEND_AUTO, BACKEND_C, BACKEND_CUDA } Backend;
+
+typedef struct Options {
+  const char *entry;
+  const char **in_names, **in_paths;   /* --in NAME=PATH */
+  int num_in;
+  const char **positional;             /* .npy paths */
+  int num_positional;
+  char **outs;                         /* --out paths (split at commas) */
+  int num_outs;
+  Backend backend;
+  long runs;                           /* -r N: 0 means one untimed-warm-up-free run */
+  const char *times_path;              /* -t FILE */
+  bool profile;
+  bool random;
+  RnSizes random_sizes;                /* from --random */
+  uint64_t seed;
+  bool help;
+} Options;
+
+static const char *prog_name = "gpuc-program";
+
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: error: ", prog_name);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static void print_signature(FILE *out, const GpucEntry *entry)
+{
+  RnError e = {0};
+  RnSig sig;
+  if (rn_sig_init(&sig, entry, &e)) {
+    fprintf(out, "  %s  (%s)\n", entry->name, e.msg);
+    return;
+  }
+  fprintf(out, "  %s(", entry->name);
+  for (int i = 0; i < sig.nparams; i++) {
+    fprintf(out, "%s%s: %s", i ? ", " : "", entry->params[i].name, sig.shown[i]);
+  }
+  fprintf(out, ") -> %s\n", sig.result_shown);
+  rn_sig_free(&sig);
+}
+
+static void usage(FILE *out, const GpucProgram *prog)
+{
+  fprintf(out,
+          "usage: %s [-e ENTRY] [options] [ARG.npy ...] < text-arguments\n"
+          "Runs an entry of a gpuc program. Arguments are read as text from standard input\n"
+          "(one value per parameter, in order) unless given as files or generated.\n"
+          "\n"
+          "options:\n"
+          "  -e, --entry NAME       the entry to run (required when there are several)\n"
+          "  --in NAME=FILE         argument or component NAME from FILE (.npy, else one text value)\n"
+          "  ARG.npy                .npy files for the components in order (after those given by --in)\n"
+          "  --out DIR | --out F1,F2,...\n"
+          "                         write the result as .npy: DIR/result.npy (result.0.npy, result.x.npy\n"
+          "                         for tuples and structs), or one file per component; default: text on stdout\n"
+          "  --backend=auto|cuda|c  auto (default): the GPU when one is usable, else the C backend\n"
+          "  -r N                   run N timed times after one warm-up run\n"
+          "  -t FILE                write each timed run's time in microseconds, one per line\n"
+          "  --profile              the runtime's per-kernel profile table on stderr (CUDA backend)\n"
+          "  --random SIZES         generate the arguments not given as files: SIZES like n=1000000,m=64\n"
+          "  --seed S               seed for --random (default 0)\n"
+          "  -h, --help             this text\n"
+          "\n"
+          "entries:\n",
+          prog_name);
+  for (int i = 0; i < prog->num_entries; i++) {
+    print_signature(out, &prog->entries[i]);
+  }
+  fprintf(out, "See docs/executables.md.\n");
+}
+
+static bool parse_count(const char *s, long *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end != '\0' || v < 0) {
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+static int add_outs(Options *o, const char *arg)
+{
+  char *copy = strdup(arg);
+  if (!copy) {
+    return -1;
+  }
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char **outs = realloc(o->outs, (size_t)(o->num_outs + 1) * sizeof *outs);
+    if (!outs) {
+      free(copy);
+      return -1;
+    }
+    o->outs = outs;
+    if (!(o->outs[o->num_outs] = strdup(tok))) {
+      free(copy);
+      return -1;
+    }
+    o->num_outs++;
+  }
+  free(copy);
+  return 0;
+}
+
+static int parse_random(Options *o, const char *spec)
+{
+  char *copy = strdup(spec), *save = NULL;
+  if (!copy) {
+    return -1;
+  }
+  o->random = true;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(tok, '=');
+    long long v;
+    char *end;
+    if (!eq || eq == tok) {
+      error("--random: expected SIZE=N, found '%s'", tok);
+      free(copy);
+      return -1;
+    }
+    *eq = '\0';
+    errno = 0;
+    v = strtoll(eq + 1, &end, 10);
+    if (errno || end == eq + 1 || *end != '\0' || v < 0) {
+      error("--random: size %s: expected a non-negative integer, found '%s'", tok, eq + 1);
+      free(copy);
+      return -1;
+    }
+    if (rn_sizes_bind(&o->random_sizes, tok, v, "--random")) {
+      error("--random: too many sizes");
+      free(copy);
+      return -1;
+    }
+  }
+  free(copy);
+  return 0;
+}
+
+static void options_free(Options *o)
+{
+  free(o->in_names);
+  free(o->in_paths);
+  free(o->positional);
+  for (int i = 0; i < o->num_outs; i++) {
+    free(o->outs[i]);
+  }
+  free(o->outs);
+}
+
+/* The value of an option given as "--opt VALUE" or "--opt=VALUE". */
+static const char *option_value(int argc, char **argv, int *i, const char *opt)
+{
+  size_t n = strlen(opt);
+  if (strncmp(argv[*i], opt, n) == 0 && argv[*i][n] == '=') {
+    return argv[*i] + n + 1;
+  }
+  if (strcmp(argv[*i], opt) == 0) {
+    if (*i + 1 >= argc) {
+      error("%s needs a value", opt);
+      return NULL;
+    }
+    return argv[++*i];
+  }
+  return NULL;
+}
+
+static bool is_option(const char *arg, const char *opt)
+{
+  size_t n = strlen(opt);
+  return strncmp(arg, opt, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int parse_options(Options *o, int argc, char **argv)
+{
+  memset(o, 0, sizeof *o);
+  size_t cap = (size_t)argc + 1;
+  o->in_names = calloc(cap, sizeof *o->in_names);
+  o->in_paths = calloc(cap, sizeof *o->in_paths);
+  o->positional = calloc(cap, sizeof *o->positional);
+  if (!o->in_names || !o->in_paths || !o->positional) {
+    error("out of memory");
+    return -1;
+  }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      o->help = true;
+    } else if (strcmp(a, "-e") == 0 || is_option(a, "--entry")) {
+      if (!(v = option_value(argc, argv, &i, a[1] == 'e' ? "-e" : "--entry"))) {
+        return -1;
+      }
+      o->entry = v;
+    } else if (is_option(a, "--in")) {
+      if (!(v = option_value(argc, argv, &i, "--in"))) {
+        return -1;
+      }
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || eq[1] == '\0') {
+        error("--in: expected NAME=FILE, found '%s'", v);
+        return -1;
+      }
+      o->in_names[o->num_in] = v;
+      o->in_paths[o->num_in] = eq + 1;
+      o->num_in++;
+    } else if (is_option(a, "--out")) {
+      if (!(v = option_value(argc, argv, &i, "--out"))) {
+        return -1;
+      }
+      if (add_outs(o, v)) {
+        error("out of memory");
+        return -1;
+      }
+    } else if (is_option(a, "--backend")) {
+      if (!(v = option_value(argc, argv, &i, "--backend"))) {
+        return -1;
+      }
+      if (strcmp(v, "auto") == 0) {
+        o->backend = BACKEND_AUTO;
+      } else if (strcmp(v, "c") == 0) {
+        o->backend = BACKEND_C;
+      } else if (strcmp(v, "cuda") == 0) {
+        o->backend = BACKEND_CUDA;
+      } else {
+        error("--backend: expected auto, cuda or c, found '%s'", v);
+        return -1;
+      }
+    } else if (strcmp(a, "-r") == 0 || is_option(a, "--runs")) {
+      if (!(v = option_value(argc, argv, &i, a[1] == 'r' ? "-r" : "--runs"))) {
+        return -1;
+      }
+      if (!parse_count(v, &o->runs) || o->runs < 1) {
+        error("-r: expected a positive number of runs, found '%s'", v);
+        return -1;
+      }
+    } else if (strcmp(a, "-t") == 0 || is_option(a, "--times")) {
+      if (!(v = option_value(argc, argv, &i, a[1] == 't' ? "-t" : "--times"))) {
+        return -1;
+      }
+      o->times_path = v;
+    } else if (strcmp(a, "--profile") == 0) {
+      o->profile = true;
+    } else if (is_option(a, "--random")) {
+      if (!(v = option_value(argc, argv, &i, "--random")) || parse_random(o, v)) {
+        return -1;
+      }
+    } else if (is_option(a, "--seed")) {
+      if (!(v = option_value(argc, argv, &i, "--seed"))) {
+        return -1;
+      }
+      char *end;
+      errno = 0;
+      o->seed = strtoull(v, &end, 0);
+      if (errno || end == v || *end != '\0' || v[0] == '-') {
+        error("--seed: expected a non-negative integer, found '%s'", v);
+        return -1;
+      }
+    } else if (a[0] == '-' && a[1] != '\0') {
+      error("unknown option '%s' (see %s --help)", a, prog_name);
+      return -1;
+    } else if (ends_with(a, ".npy")) {
+      o->positional[o->num_positional++] = a;
+    } else {
+      error("unexpected argument '%s': inputs are .npy files, --in NAME=FILE, or text on standard input", a);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static const GpucEntry *choose_entry(const GpucProgram *prog, const char *name)
+{
+  char list[1024];
+  size_t n = 0;
+  list[0] = '\0';
+  for (int i = 0; i < prog->num_entries; i++) {
+    if (name && strcmp(prog->entries[i].name, name) == 0) {
+      return &prog->entries[i];
+    }
+    if (n < sizeof list) {
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", prog->entries[i].name);
+    }
+  }
+  if (prog->num_entries == 0) {
+    error("this program has no entry points");
+  } else if (name) {
+    error("no entry '%s'; the entries are: %s", name, list);
+  } else if (prog->num_entries == 1) {
+    return &prog->entries[0];
+  } else {
+    error("this program has %d entries; choose one with -e NAME: %s", prog->num_entries, list);
+  }
+  return NULL;
+}
+
+/* ---- where each component comes from ---- */
+
+typedef struct Sources {
+  const char **file;   /* per component: a path, or NULL */
+  bool *text_file;     /* per parameter: file[first] is a text file for the whole parameter */
+} Sources;
+
+static int find_param(const RnSig *sig, const char *name, size_t len)
+{
+  for (int p = 0; p < sig->nparams; p++) {
+    const char *pn = sig->entry->params[p].name;
+    if (strlen(pn) == len && strncmp(pn, name, len) == 0) {
+      return p;
+    }
+  }
+  return -1;
+}
+
+static void component_list(const RnSig *sig, int p, char *buf, size_t size)
+{
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int c = sig->first[p]; c < sig->first[p + 1] && n < size; c++) {
+    n += (size_t)snprintf(buf + n, size - n, "%s%s", c > sig->first[p] ? ", " : "", sig->args[c].name);
+  }
+}
+
+static void param_list(const RnSig *sig, char *buf, size_t size)
+{
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int p = 0; p < sig->nparams && n < size; p++) {
+    n += (size_t)snprintf(buf + n, size - n, "%s%s", p ? ", " : "", sig->entry->params[p].name);
+  }
+  if (sig->nparams == 0) {
+    snprintf(buf, size, "none");
+  }
+}
+
+static int assign_sources(const RnSig *sig, const Options *o, Sources *s)
+{
+  s->file = calloc((size_t)sig->nargs + 1, sizeof *s->file);
+  s->text_file = calloc((size_t)sig->nparams + 1, sizeof *s->text_file);
+  if (!s->file || !s->text_file) {
+    error("out of memory");
+    return -1;
+  }
+  const char *entry = sig->entry->name;
+  for (int i = 0; i < o->num_in; i++) {
+    const char *name = o->in_names[i];
+    size_t len = (size_t)(strchr(name, '=') - name);
+    const char *path = o->in_paths[i];
+    int comp = -1, p = find_param(sig, name, len);
+    for (int c = 0; c < sig->nargs; c++) {
+      if (strlen(sig->args[c].name) == len && strncmp(sig->args[c].name, name, len) == 0) {
+        comp = c;
+      }
+    }
+    if (p < 0 && comp < 0) {
+      char params[512];
+      param_list(sig, params, sizeof params);
+      error("--in %.*s: entry '%s' has no parameter or component '%.*s' (parameters: %s)", (int)len, name, entry,
+            (int)len, name, params);
+      return -1;
+    }
+    if (p >= 0 && !ends_with(path, ".npy")) {
+      /* a text file holding the whole parameter */
+      if (s->file[sig->first[p]]) {
+        error("--in %.*s: argument '%.*s' is given twice", (int)len, name, (int)len, name);
+        return -1;
+      }
+      for (int c = sig->first[p]; c < sig->first[p + 1]; c++) {
+        s->file[c] = path;
+      }
+      s->text_file[p] = true;
+      continue;
+    }
+    if (comp < 0) {
+      char comps[512];
+      component_list(sig, p, comps, sizeof comps);
+      error("--in %.*s: argument '%.*s' (%s) has several components; give each as a .npy file: %s", (int)len, name,
+            (int)len, name, sig->shown[p], comps);
+      return -1;
+    }
+    if (s->file[comp]) {
+      error("--in %.*s: argument '%.*s' is given twice", (int)len, name, (int)len, name);
+      return -1;
+    }
+    s->file[comp] = path;
+  }
+  int next = 0;
+  for (int i = 0; i < o->num_positional; i++) {
+    while (next < sig->nargs && s->file[next]) {
+      next++;
+    }
+    if (next >= sig->nargs) {
+      error("too many .npy files: entry '%s' takes %d component%s (%d given by --in, %d positional)", entry,
+            sig->nargs, sig->nargs == 1 ? "" : "s", o->num_in, o->num_positional);
+      return -1;
+    }
+    s->file[next++] = o->positional[i];
+  }
+  for (int p = 0; p < sig->nparams; p++) {
+    int given = 0, total = sig->first[p + 1] - sig->first[p];
+    for (int c = sig->first[p]; c < sig->first[p + 1]; c++) {
+      given += s->file[c] != NULL;
+    }
+    if (given > 0 && given < total) {
+      char comps[512];
+      component_list(sig, p, comps, sizeof comps);
+      error("argument '%s' (%s): give all of its components as .npy files or none: %s", sig->entry->params[p].name,
+            sig->shown[p], comps);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Read one .npy component and check its dtype and rank. */
+static int read_npy_component(const RnSig *sig, int p, int c, const char *path, GpucValue *v, RnError *e)
+{
+  const RnComp *comp = &sig->args[c];
+  const char *pname = sig->entry->params[p].name;
+  char who[512];
+  if (strcmp(comp->name, pname) == 0) {
+    snprintf(who, sizeof who, "argument '%s' (%s): %s", pname, sig->shown[p], path);
+  } else {
+    snprintf(who, sizeof who, "argument '%s' (%s): component '%s': %s", pname, sig->shown[p], comp->name, path);
+  }
+  if (rn_npy_read_file(path, v, e)) {
+    rn_err_prefix(e, "%s", who);
+    return -1;
+  }
+  if (v->kind != comp->kind) {
+    rn_err(e, "%s: dtype %s (%s) but the parameter needs %s (%s)", who, rn_npy_descr(v->kind), rn_kind_name(v->kind),
+           rn_npy_descr(comp->kind), rn_kind_name(comp->kind));
+  } else if (v->rank != comp->rank) {
+    rn_err(e, "%s: an array of rank %d but the parameter needs rank %d", who, v->rank, comp->rank);
+  } else {
+    return 0;
+  }
+  free(v->data);
+  v->data = NULL;
+  return -1;
+}
+
+/* ---- writing files whole ---- */
+
+typedef struct PendingFile {
+  char *tmp;           /* the temporary, in the target's directory */
+  const char *path;    /* the final name */
+} PendingFile;
+
+/* Create a temporary next to path; its FILE is returned open for writing. */
+static FILE *open_pending(PendingFile *pf, const char *path, RnError *e)
+{
+  const char *slash = strrchr(path, '/');
+  size_t dir = slash ? (size_t)(slash - path + 1) : 0;
+  size_t size = strlen(path) + 32;
+  pf->path = path;
+  pf->tmp = malloc(size);
+  if (!pf->tmp) {
+    rn_err(e, "out of memory");
+    return NULL;
+  }
+  snprintf(pf->tmp, size, "%.*s.%s.tmpXXXXXX", (int)dir, path, path + dir);
+  int fd = mkstemp(pf->tmp);
+  if (fd < 0) {
+    rn_err(e, "cannot create a file next to '%s': %s", path, strerror(errno));
+    free(pf->tmp);
+    pf->tmp = NULL;
+    return NULL;
+  }
+  fchmod(fd, 0644);
+  FILE *f = fdopen(fd, "wb");
+  if (!f) {
+    rn_err(e, "cannot write '%s': %s", path, strerror(errno));
+    close(fd);
+    unlink(pf->tmp);
+    free(pf->tmp);
+    pf->tmp = NULL;
+  }
+  return f;
+}
+
+static int close_pending(FILE *f, PendingFile *pf, RnError *e)
+{
+  if (fflush(f) != 0 || ferror(f)) {
+    rn_err(e, "cannot write '%s': %s", pf->path, strerror(errno));
+    fclose(f);
+    return -1;
+  }
+  if (fclose(f) != 0) {
+    rn_err(e, "cannot write '%s': %s", pf->path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+static void discard_pending(PendingFile *pf, int n)
+{
+  for (int i = 0; i < n; i++) {
+    if (pf[i].tmp) {
+      unlink(pf[i].tmp);
+      free(pf[i].tmp);
+      pf[i].tmp = NULL;
+    }
+  }
+}
+
+static int commit_pending(PendingFile *pf, int n, RnError *e)
+{
+  int rc = 0;
+  for (int i = 0; i < n; i++) {
+    if (rc == 0 && rename(pf[i].tmp, pf[i].path) != 0) {
+      rn_err(e, "cannot rename the finished output to '%s': %s", pf[i].path, strerror(errno));
+      rc = -1;
+    }
+    if (rc != 0) {
+      unlink(pf[i].tmp);
+    }
+    free(pf[i].tmp);
+    pf[i].tmp = NULL;
+  }
+  return rc;
+}
+
+static bool is_directory(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The .npy outputs: all written to temporaries, then renamed. */
+static int write_npy_outputs(const RnSig *sig, const Options *o, const GpucValue *res, RnError *e)
+{
+  int n = sig->nres;
+  char **paths = calloc((size_t)n + 1, sizeof *paths);
+  PendingFile *pf = calloc((size_t)n + 1, sizeof *pf);
+  int rc = -1, opened = 0;
+  if (!paths || !pf) {
+    rn_err(e, "out of memory");
+    goto done;
+  }
+  if (o->num_outs == 1 && (is_directory(o->outs[0]) || ends_with(o->outs[0], "/"))) {
+    const char *dir = o->outs[0];
+    if (!is_directory(dir)) {
+      rn_err(e, "--out %s: no such directory", dir);
+      goto done;
+    }
+    for (int i = 0; i < n; i++) {
+      size_t size = strlen(dir) + strlen(sig->res[i].name) + 8;
+      if (!(paths[i] = malloc(size))) {
+        rn_err(e, "out of memory");
+        goto done;
+      }
+      snprintf(paths[i], size, "%s%s%s.npy", dir, ends_with(dir, "/") ? "" : "/", sig->res[i].name);
+    }
+  } else if (o->num_outs != n) {
+    char names[512];
+    size_t k = 0;
+    names[0] = '\0';
+    for (int i = 0; i < n && k < sizeof names; i++) {
+      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", sig->res[i].name);
+    }
+    rn_err(e, "--out: the result (%s) has %d component%s (%s): give a directory or %d file%s", sig->result_shown, n,
+           n == 1 ? "" : "s", names, n, n == 1 ? "" : "s");
+    goto done;
+  } else {
+    for (int i = 0; i < n; i++) {
+      if (!(paths[i] = strdup(o->outs[i]))) {
+        rn_err(e, "out of memory");
+        goto done;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++, opened++) {
+    FILE *f = open_pending(&pf[i], paths[i], e);
+    if (!f) {
+      goto done;
+    }
+    int wrc = rn_npy_write(f, &res[i], e);
+    if (close_pending(f, &pf[i], e) || wrc) {
+      rn_err_prefix(e, "--out %s", paths[i]);
+      opened++;
+      goto done;
+    }
+  }
+  rc = commit_pending(pf, n, e);
+  opened = 0;
+done:
+  if (pf) {
+    discard_pending(pf, opened);
+  }
+  for (int i = 0; paths && i < n; i++) {
+    free(paths[i]);
+  }
+  free(paths);
+  free(pf);
+  return rc;
+}
+
+static int write_times(const char *path, const double *us, long n, RnError *e)
+{
+  PendingFile pf = {0};
+  FILE *f = open_pending(&pf, path, e);
+  if (!f) {
+    rn_err_prefix(e, "-t %s", path);
+    return -1;
+  }
+  for (long i = 0; i < n; i++) {
+    fprintf(f, "%.0f\n", us[i]);
+  }
+  if (close_pending(f, &pf, e)) {
+    discard_pending(&pf, 1);
+    return -1;
+  }
+  return commit_pending(&pf, 1, e);
+}
+
+/* ---- the runs ---- */
+
+typedef struct Runner {
+  const RnSig *sig;
+  Backend backend;           /* BACKEND_C or BACKEND_CUDA once chosen */
+  GpucContext *ctx;
+  GpucModule *module;
+  GpucRun run;
+} Runner;
+
+static double now_us(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Choose the backend and, for CUDA, set up the context and the module. */
+static int setup_backend(Runner *rn, const GpucProgram *prog, const Options *o)
+{
+  const GpucEntry *entry = rn->sig->entry;
+  rn->backend = BACKEND_C;
+  if (o->backend == BACKEND_C) {
+    if (!entry->run_c) {
+      error("entry '%s' has no C backend", entry->name);
+      return -1;
+    }
+    return 0;
+  }
+  if (gpuc_init() != GPUC_SUCCESS) {
+    const char *why = gpuc_last_error();
+    if (o->backend == BACKEND_CUDA || !entry->run_c) {
+      error("--backend=cuda: no usable GPU: %s", why);
+      return -1;
+    }
+    fprintf(stderr, "%s: note: no usable GPU (%s); running on the C backend\n", prog_name, why);
+    return 0;
+  }
+  if (!entry->run_cuda) {
+    if (o->backend == BACKEND_CUDA || !entry->run_c) {
+      error("entry '%s' has no CUDA backend", entry->name);
+      return -1;
+    }
+    fprintf(stderr, "%s: note: entry '%s' has no CUDA backend; running on the C backend\n", prog_name, entry->name);
+    return 0;
+  }
+  GpucConfig config;
+  gpuc_config_init(&config);
+  config.profile = o->profile ? 1 : -1;
+  if (gpuc_context_new(&config, &rn->ctx) != GPUC_SUCCESS) {
+    error("cannot create a CUDA context: %s", gpuc_last_error());
+    return -1;
+  }
+  rn->backend = BACKEND_CUDA;
+  if (prog->num_images > 0 &&
+      gpuc_module_load_images(rn->ctx, prog->images, prog->num_images, &rn->module) != GPUC_SUCCESS) {
+    const char *msg = gpuc_context_error(rn->ctx);
+    error("cannot load the program's kernels: %s", msg ? msg : gpuc_last_error());
+    return -1;
+  }
+  if (gpuc_event_new(rn->ctx, &rn->run.start) != GPUC_SUCCESS ||
+      gpuc_event_new(rn->ctx, &rn->run.end) != GPUC_SUCCESS) {
+    const char *msg = gpuc_context_error(rn->ctx);
+    error("cannot create timing events: %s", msg ? msg : gpuc_last_error());
+    return -1;
+  }
+  return 0;
+}
+
+static void teardown_backend(Runner *rn)
+{
+  if (rn->run.start) {
+    gpuc_event_free(rn->run.start);
+  }
+  if (rn->run.end) {
+    gpuc_event_free(rn->run.end);
+  }
+  if (rn->module) {
+    gpuc_module_free(rn->module);
+  }
+  gpuc_context_free(rn->ctx);
+}
+
+/* One call of the entry; *us gets its time. */
+static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const GpucValue *tmpl, double *us)
+{
+  const RnSig *sig = rn->sig;
+  const GpucEntry *entry = sig->entry;
+  char err[1024] = "";
+  int rc;
+  for (int i = 0; i < sig->nres; i++) {
+    if (!tmpl[i].data) {
+      /* size known only at run time: a fresh result for every call */
+      free(res[i].data);
+      res[i] = tmpl[i];
+    }
+  }
+  if (rn->backend == BACKEND_C) {
+    double t0 = now_us();
+    rc = entry->run_c(args, res, err, sizeof err);
+    *us = now_us() - t0;
+  } else {
+    rn->run.started = rn->run.ended = false;
+    gpuc_event_record(rn->run.start, NULL);
+    rc = entry->run_cuda(rn->ctx, rn->module, &rn->run, args, res, err, sizeof err);
+    if (!rn->run.ended) {
+      gpuc_event_record(rn->run.end, NULL);
+    }
+    float ms = 0;
+    if (rc == 0 && gpuc_event_elapsed_ms(rn->run.start, rn->run.end, &ms) != GPUC_SUCCESS) {
+      const char *msg = gpuc_context_error(rn->ctx);
+      snprintf(err, sizeof err, "timing failed: %s", msg ? msg : gpuc_last_error());
+      rc = -1;
+    }
+    *us = (double)ms * 1e3;
+  }
+  if (rc != 0) {
+    error("%s: %s", entry->name, err[0] ? err : "failed (no message)");
+    return -1;
+  }
+  for (int i = 0; i < sig->nres; i++) {
+    if (!res[i].data || res[i].shape[0] < 0 || res[i].shape[1] < 0 || res[i].kind != tmpl[i].kind ||
+        res[i].rank != tmpl[i].rank) {
+      error("internal error: entry '%s' returned no valid data for its result component '%s'", entry->name,
+            sig->res[i].name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Read, generate and check every argument, in parameter order (random ones
+ * last, so they take sizes from the given ones). */
+static int read_arguments(const RnSig *sig, const Options *o, const Sources *src, GpucValue *args, RnSizes *sizes)
+{
+  RnError e = {0};
+  char *text = NULL;
+  size_t text_len = 0;
+  RnReader stdin_reader;
+  bool need_stdin = false;
+  int rc = -1, values_read = 0;
+  for (int p = 0; p < sig->nparams; p++) {
+    need_stdin = need_stdin || (!src->file[sig->first[p]] && !o->random);
+  }
+  if (need_stdin) {
+    if (!(text = rn_read_all(NULL, &text_len, &e))) {
+      error("reading standard input: %s", e.msg);
+      return -1;
+    }
+    rn_reader_init(&stdin_reader, text, text_len, "<stdin>");
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (int p = 0; p < sig->nparams; p++) {
+      const char *pname = sig->entry->params[p].name;
+      GpucValue *comps = &args[sig->first[p]];
+      bool from_file = src->file[sig->first[p]] != NULL;
+      if ((pass == 0) == (!from_file && o->random)) {
+        continue;
+      }
+      if (from_file && src->text_file[p]) {
+        const char *path = src->file[sig->first[p]];
+        size_t len;
+        char *ftext = rn_read_all(path, &len, &e);
+        if (!ftext) {
+          rn_err_prefix(&e, "argument '%s' (%s): %s", pname, sig->shown[p], path);
+          goto fail;
+        }
+        RnReader r;
+        rn_reader_init(&r, ftext, len, path);
+        int frc = rn_text_read(&r, sig->params[p], comps, &e);
+        if (frc == 0 && !rn_reader_at_end(&r)) {
+          rn_err(&e, "%s:%d:%d: extra text after the value", path, r.line, r.col);
+          rn_values_free(comps, sig->params[p]->ncomp);
+          frc = -1;
+        }
+        free(ftext);
+        if (frc) {
+          rn_err_prefix(&e, "argument '%s' (%s)", pname, sig->shown[p]);
+          goto fail;
+        }
+      } else if (from_file) {
+        for (int c = sig->first[p]; c < sig->first[p + 1]; c++) {
+          if (read_npy_component(sig, p, c, src->file[c], &args[c], &e)) {
+            goto fail;
+          }
+        }
+      } else if (o->random) {
+        if (rn_random_param(sig, p, sizes, o->seed, comps, &e)) {
+          goto fail;
+        }
+      } else {
+        if (rn_reader_at_end(&stdin_reader)) {
+          rn_err(&e, "argument '%s' (%s): missing: standard input ended after %d value%s", pname, sig->shown[p],
+                 values_read, values_read == 1 ? "" : "s");
+          goto fail;
+        }
+        if (rn_text_read(&stdin_reader, sig->params[p], comps, &e)) {
+          rn_err_prefix(&e, "argument '%s' (%s)", pname, sig->shown[p]);
+          goto fail;
+        }
+        values_read++;
+      }
+      if (rn_check_param(sig, p, comps, sizes, &e)) {
+        goto fail;
+      }
+    }
+  }
+  if (need_stdin && !rn_reader_at_end(&stdin_reader)) {
+    char found[40];
+    size_t left = stdin_reader.len - stdin_reader.pos, k;
+    for (k = 0; k < left && k < 24; k++) {
+      char ch = stdin_reader.src[stdin_reader.pos + k];
+      if (ch == '\n' || ch == '\r') {
+        break;
+      }
+      found[k] = (ch >= 32 && ch < 127) ? ch : '?';
+    }
+    found[k] = '\0';
+    rn_err(&e, "<stdin>:%d:%d: extra input after the last argument ('%s%s'): entry '%s' takes %d argument%s",
+           stdin_reader.line, stdin_reader.col, found, k == 24 && k < left ? "..." : "",
+           sig->entry->name, sig->nparams, sig->nparams == 1 ? "" : "s");
+    goto fail;
+  }
+  rc = 0;
+fail:
+  if (rc) {
+    error("%s", e.msg);
+  }
+  free(text);
+  return rc;
+}
+
+int gpuc_program_main(const GpucProgram *prog, int argc, char **argv)
+{
+  if (argc > 0 && argv[0] && argv[0][0]) {
+    const char *slash = strrchr(argv[0], '/');
+    prog_name = slash ? slash + 1 : argv[0];
+  } else if (prog->name) {
+    prog_name = prog->name;
+  }
+  Options o;
+  RnSig sig;
+  memset(&sig, 0, sizeof sig);
+  GpucValue *args = NULL, *res = NULL, *tmpl = NULL;
+  double *times = NULL;
+  Runner rn;
+  memset(&rn, 0, sizeof rn);
+  int status = 1;
+  RnError e = {0};
+  RnSizes sizes;
+  memset(&sizes, 0, sizeof sizes);
+  Sources src = {0};
+
+  if (parse_options(&o, argc, argv)) {
+    goto out;
+  }
+  if (o.help) {
+    usage(stdout, prog);
+    status = 0;
+    goto out;
+  }
+  const GpucEntry *entry = choose_entry(prog, o.entry);
+  if (!entry) {
+    goto out;
+  }
+  if (rn_sig_init(&sig, entry, &e)) {
+    error("%s", e.msg);
+    goto out;
+  }
+  if (o.random) {
+    sizes = o.random_sizes;
+    for (int i = 0; i < sizes.count; i++) {
+      bool used = false;
+      for (int p = 0; p < sig.nparams; p++) {
+        for (int c = sig.first[p]; c < sig.first[p + 1]; c++) {
+          const RnType *a = sig.args[c].array;
+          for (int d = 0; a && d < a->rank; d++) {
+            used = used || (a->dims[d].kind == RN_DIM_VAR && strcmp(a->dims[d].name, sizes.v[i].name) == 0);
+          }
+        }
+        used = used || strcmp(entry->params[p].name, sizes.v[i].name) == 0;
+      }
+      if (!used) {
+        error("--random: entry '%s' has no size '%s'", entry->name, sizes.v[i].name);
+        goto out;
+      }
+    }
+  }
+  if (assign_sources(&sig, &o, &src)) {
+    goto out;
+  }
+  rn.sig = &sig;
+  if (setup_backend(&rn, prog, &o)) {
+    goto out;
+  }
+  if (o.profile && rn.backend == BACKEND_C) {
+    fprintf(stderr, "%s: note: --profile shows kernels of the CUDA backend; the C backend has none\n", prog_name);
+  }
+  args = calloc((size_t)sig.nargs + 1, sizeof *args);
+  res = calloc((size_t)sig.nres + 1, sizeof *res);
+  tmpl = calloc((size_t)sig.nres + 1, sizeof *tmpl);
+  times = calloc((size_t)(o.runs > 0 ? o.runs : 1), sizeof *times);
+  if (!args || !res || !tmpl || !times) {
+    error("out of memory");
+    goto out;
+  }
+  if (read_arguments(&sig, &o, &src, args, &sizes)) {
+    goto out;
+  }
+  if (rn_prepare_results(&sig, &sizes, tmpl, &e)) {
+    rn_values_free(tmpl, sig.nres);
+    error("%s", e.msg);
+    goto out;
+  }
+  for (int i = 0; i < sig.nres; i++) {
+    res[i] = tmpl[i];
+  }
+  /* tmpl keeps the shapes; res owns the buffers (tmpl[i].data is only a flag) */
+  long timed = o.runs > 0 ? o.runs : 1;
+  double warm;
+  if (o.runs > 0 && run_once(&rn, args, res, tmpl, &warm)) {
+    goto out;
+  }
+  for (long i = 0; i < timed; i++) {
+    if (run_once(&rn, args, res, tmpl, &times[i])) {
+      goto out;
+    }
+  }
+  if (o.times_path && write_times(o.times_path, times, timed, &e)) {
+    error("%s", e.msg);
+    goto out;
+  }
+  if (o.num_outs > 0) {
+    if (write_npy_outputs(&sig, &o, res, &e)) {
+      error("%s", e.msg);
+      goto out;
+    }
+  } else {
+    rn_text_write(stdout, sig.result, res);
+    fputc('\n', stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      error("cannot write standard output: %s", strerror(errno));
+      goto out;
+    }
+  }
+  status = 0;
+out:
+  if (sig.entry) {
+    rn_values_free(args, sig.nargs);
+    rn_values_free(res, sig.nres);
+  }
+  free(args);
+  free(res);
+  free(tmpl);
+  free(times);
+  free(src.file);
+  free(src.text_file);
+  teardown_backend(&rn);
+  rn_sig_free(&sig);
+  options_free(&o);
+  return status;
+}

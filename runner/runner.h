@@ -1,0 +1,183 @@
+/* runner.h: internals of the program runner (libgpuc_runner.a), shared by
+ * its files and by the fuzz target fuzz/fuzz_inputs.c. Generated code uses
+ * gpuc_program.h only. Sections follow the files:
+ *   rn_util.c  errors, growable buffers
+ *   rn_type.c  gdsl type strings -> type trees, flattening into components
+ *   rn_text.c  the text value reader and writer (docs/testing.md syntax)
+ *   rn_npy.c   the .npy reader and writer
+ *   rn_args.c  size-variable checking, random inputs
+ *   rn_main.c  gpuc_program_main: the command line, backends, timing, output */
+#ifndef GPUC_RUNNER_H
+#define GPUC_RUNNER_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuc_program.h"
+
+/* ---- rn_util.c ---- */
+
+/* The first error wins; later rn_err calls are ignored until cleared. */
+typedef struct RnError {
+  bool set;
+  char msg[1024];
+} RnError;
+
+void rn_err(RnError *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Put "PREFIX: " in front of the message already set. */
+void rn_err_prefix(RnError *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Largest input accepted: text on stdin or in a file, and .npy files. */
+#define RN_MAX_INPUT_BYTES ((size_t)1 << 34)
+/* Deepest nesting of brackets, tuples and structs in text and type strings. */
+#define RN_MAX_DEPTH 64
+
+/* A growable array of fixed-size elements. */
+typedef struct RnBuf {
+  unsigned char *data;
+  size_t len;   /* elements */
+  size_t cap;   /* elements */
+  size_t size;  /* bytes per element */
+} RnBuf;
+/* Pointer to a new zeroed element at the end, or NULL when out of memory. */
+void *rn_buf_push(RnBuf *b);
+
+const char *rn_kind_name(GpucKind kind);   /* "f32" */
+/* Read a whole file (or stdin when path is NULL) up to RN_MAX_INPUT_BYTES;
+ * the result is NUL-terminated, *len excludes the NUL. */
+char *rn_read_all(const char *path, size_t *len, RnError *e);
+
+/* ---- rn_type.c ---- */
+
+typedef enum RnTag {
+  RN_SCALAR, /* kind */
+  RN_TUPLE,  /* count members */
+  RN_STRUCT, /* name, count members with field names */
+  RN_ARRAY   /* rank dims of elem (a scalar, tuple or struct) */
+} RnTag;
+
+typedef enum RnDimKind {
+  RN_DIM_VAR,   /* a size variable: name */
+  RN_DIM_CONST, /* an integer constant: value */
+  RN_DIM_ANY    /* `_`: known at run time only */
+} RnDimKind;
+
+typedef struct RnDim {
+  RnDimKind kind;
+  char name[64];   /* RN_DIM_VAR */
+  int64_t value;   /* RN_DIM_CONST */
+} RnDim;
+
+typedef struct RnType RnType;
+struct RnType {
+  RnTag tag;
+  GpucKind kind;      /* RN_SCALAR */
+  char *name;         /* RN_STRUCT: the struct's name */
+  int count;          /* RN_TUPLE, RN_STRUCT: members */
+  RnType **members;   /* RN_TUPLE, RN_STRUCT */
+  char **fields;      /* RN_STRUCT: field names, parallel to members */
+  int rank;           /* RN_ARRAY: 1 or 2 */
+  RnDim dims[2];      /* RN_ARRAY */
+  RnType *elem;       /* RN_ARRAY */
+  int first;          /* index of this node's first component in its top-level value */
+  int ncomp;          /* components (leaves) under this node */
+};
+
+/* Parse a gdsl type string; NULL with a message on error. */
+RnType *rn_type_parse(const char *text, RnError *e);
+void rn_type_free(RnType *t);
+/* The type as gdsl writes it, structs by name ("Point[n]"), into buf. */
+void rn_type_show(const RnType *t, char *buf, size_t size);
+
+/* One flattened component of a value. */
+typedef struct RnComp {
+  char name[256];        /* "x", "p.0", "ps.x" */
+  GpucKind kind;
+  int rank;              /* 0, 1, 2 */
+  const RnType *array;   /* the enclosing array node (dims), or NULL for rank 0 */
+  int value;             /* which parameter (or 0 for the result) it belongs to */
+} RnComp;
+
+/* An entry's signature: its parameter and result types and their components. */
+typedef struct RnSig {
+  const GpucEntry *entry;
+  int nparams;
+  RnType **params;      /* parsed parameter types */
+  char (*shown)[128];   /* parameter types as shown in messages */
+  int *first;           /* first component of each parameter */
+  int nargs;            /* components of all parameters */
+  RnComp *args;
+  RnType *result;
+  char result_shown[128];
+  int nres;
+  RnComp *res;
+} RnSig;
+
+int rn_sig_init(RnSig *sig, const GpucEntry *entry, RnError *e);
+void rn_sig_free(RnSig *sig);
+/* Fill comps[] (t->ncomp of them, starting at base) with the names, kinds and
+ * ranks of t's leaves under the name prefix. */
+void rn_type_components(const RnType *t, const char *prefix, int value, RnComp *comps);
+
+/* ---- rn_text.c ---- */
+
+typedef struct RnReader {
+  const char *src;      /* NUL-terminated */
+  size_t len, pos;
+  int line, col;        /* of pos, from 1 */
+  const char *file;     /* "<stdin>" or a path, for messages */
+} RnReader;
+
+void rn_reader_init(RnReader *r, const char *src, size_t len, const char *file);
+/* Skip white space and # comments; true when only those remain. */
+bool rn_reader_at_end(RnReader *r);
+/* Read one value of type t into comps[0 .. t->ncomp-1] (data malloc'd; on
+ * error every comps[i].data is freed and NULL). Messages start "FILE:L:C: ". */
+int rn_text_read(RnReader *r, const RnType *t, GpucValue *comps, RnError *e);
+/* Write one value of type t from its components, no newline. */
+void rn_text_write(FILE *out, const RnType *t, const GpucValue *comps);
+/* Shortest text that reads back to x: "1.5", "1e+20", "-0.0", "nan". */
+void rn_format_f32(float x, char *buf, size_t size);
+void rn_format_f64(double x, char *buf, size_t size);
+
+/* ---- rn_npy.c ---- */
+
+/* Read a .npy image from memory into v (any supported dtype, rank 0-2). */
+int rn_npy_read_mem(const unsigned char *buf, size_t len, GpucValue *v, RnError *e);
+/* Read a .npy file; messages do not name the file (callers do). */
+int rn_npy_read_file(const char *path, GpucValue *v, RnError *e);
+/* Write v as a version 1.0 .npy image. */
+int rn_npy_write(FILE *out, const GpucValue *v, RnError *e);
+const char *rn_npy_descr(GpucKind kind);   /* "<f4" */
+
+/* ---- rn_args.c ---- */
+
+/* Size variables bound so far, with the argument that bound each. */
+typedef struct RnSizes {
+  int count;
+  struct {
+    char name[64];
+    int64_t value;
+    char from[64];   /* argument name */
+  } v[64];
+} RnSizes;
+
+int64_t rn_sizes_get(const RnSizes *s, const char *name);   /* -1 when unbound */
+int rn_sizes_bind(RnSizes *s, const char *name, int64_t value, const char *from);
+/* Check parameter p's components (already read) against its type: shapes of
+ * the components of one array agree, constants match, size variables agree
+ * with those bound before (binding new ones). Messages name the argument. */
+int rn_check_param(const RnSig *sig, int p, const GpucValue *comps, RnSizes *sizes, RnError *e);
+/* Set kind, rank, shape (-1 where unknown) of the result components and
+ * allocate those whose shape is known. */
+int rn_prepare_results(const RnSig *sig, const RnSizes *sizes, GpucValue *res, RnError *e);
+/* Generate parameter p's components: sizes from `sizes`, values from a
+ * splitmix64 stream of seed (floats in [0, 1), integers in [0, 100), bools). */
+int rn_random_param(const RnSig *sig, int p, RnSizes *sizes, uint64_t seed, GpucValue *comps, RnError *e);
+
+void rn_values_free(GpucValue *v, int n);
+
+#endif /* GPUC_RUNNER_H */
