@@ -409,6 +409,9 @@ static int read_array(RnReader *r, const RnType *t, ReadCtx *cx, RnError *e)
       if (dims[0] < 0 || dims[1] < 0 || (dims[0] != 0 && dims[1] != 0)) {
         return fail_at(r, line, col, e, "empty(ROWS, COLS) needs sizes >= 0 with one of them 0");
       }
+      if (dims[0] > RN_MAX_EMPTY_DIM || dims[1] > RN_MAX_EMPTY_DIM) {
+        return fail_at(r, line, col, e, "empty(ROWS, COLS): a size above %lld", (long long)RN_MAX_EMPTY_DIM);
+      }
       for (int c = 0; c < t->ncomp; c++) {
         cx->shape[t->first + c][0] = dims[0];
         cx->shape[t->first + c][1] = dims[1];

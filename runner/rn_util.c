@@ -98,7 +98,12 @@ int gpuc_value_alloc(GpucValue *v)
   }
   size_t n = 1;
   for (int i = 0; i < v->rank; i++) {
-    if (v->shape[i] < 0 || (v->shape[i] > 0 && n > (SIZE_MAX / 16) / (size_t)v->shape[i])) {
+    if (v->shape[i] < 0) {
+      return -1;
+    }
+  }
+  for (int i = 0; i < v->rank && n > 0; i++) {
+    if (v->shape[i] > 0 && n > (SIZE_MAX / 16) / (size_t)v->shape[i]) {
       return -1;
     }
     n *= (size_t)v->shape[i];

@@ -32,6 +32,8 @@ void rn_err_prefix(RnError *e, const char *fmt, ...) __attribute__((format(print
 
 /* Largest input accepted: text on stdin or in a file, and .npy files. */
 #define RN_MAX_INPUT_BYTES ((size_t)1 << 34)
+/* Largest nonzero size of empty(ROWS, COLS) in text: no one means a billion empty rows. */
+#define RN_MAX_EMPTY_DIM ((int64_t)1 << 31)
 /* Deepest nesting of brackets, tuples and structs in text and type strings. */
 #define RN_MAX_DEPTH 64
 
