@@ -1,0 +1,82 @@
+/* bench_rows.cu: gpuc driver for bench/programs/rows.gdsl (row sums and row
+ * softmax of 2-D f32 arrays with rows of 256 to 32768 elements; the total
+ * element count is the largest size of the list).
+ * Built with the emitted CUDA C included first (see driver.cuh). */
+#include "driver.cuh"
+
+using namespace bench;
+
+static const int64_t ROW_LENGTHS[] = {256, 1024, 4096, 32768};
+
+BENCH_CASE(row_sums, [] {
+    int64_t total = (int64_t)1 << args().log2s.back();
+    for (int64_t m : ROW_LENGTHS) {
+        if (m > total) continue;
+        int64_t rows = total / m;
+        float *a = dev_random<float>(total, 601 + m, DYADIC);
+        auto run = [&] {
+            float *o = nullptr;
+            int64_t s[2] = {0, 0};
+            gpuc_dev_row_sums(rows, m, a, &o, s);
+            gpuc_dfree(o);
+        };
+        Timing t = time_it(run);
+        poison_cache();
+        float *o = nullptr;
+        int64_t s[2] = {0, 0};
+        gpuc_dev_row_sums(rows, m, a, &o, s);
+        std::string chk;
+        if (s[0] != rows) {
+            chk = "WRONG shape";
+        } else {
+            std::vector<float> h = to_host(a, total), g = to_host(o, rows), ref((size_t)rows);
+            for (int64_t i = 0; i < rows; i++) {
+                float acc = 0;
+                for (int64_t j = 0; j < m; j++) acc += h[i * m + j]; /* exact: dyadic */
+                ref[i] = acc;
+            }
+            chk = compare(g.data(), ref.data(), rows, 0, 0);
+        }
+        gpuc_dfree(o);
+        emit("row_sums", "f32", total, m, &t, chk.c_str());
+        BK(cudaFree(a));
+    }
+});
+
+BENCH_CASE(row_softmax, [] {
+    int64_t total = (int64_t)1 << args().log2s.back();
+    for (int64_t m : ROW_LENGTHS) {
+        if (m > total) continue;
+        int64_t rows = total / m;
+        float *a = dev_random<float>(total, 611 + m, UNIFORM);
+        auto run = [&] {
+            float *o = nullptr;
+            int64_t s[2] = {0, 0};
+            gpuc_dev_row_softmax(rows, m, a, &o, s);
+            gpuc_dfree(o);
+        };
+        Timing t = time_it(run);
+        poison_cache();
+        float *o = nullptr;
+        int64_t s[2] = {0, 0};
+        gpuc_dev_row_softmax(rows, m, a, &o, s);
+        std::string chk;
+        if (s[0] != rows || s[1] != m) {
+            chk = "WRONG shape";
+        } else {
+            std::vector<float> h = to_host(a, total), g = to_host(o, total);
+            std::vector<double> ref((size_t)total);
+            for (int64_t i = 0; i < rows; i++) {
+                const float *r = &h[i * m];
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < m; j++) mx = r[j] > mx ? r[j] : mx;
+                for (int64_t j = 0; j < m; j++) sum += std::exp((double)r[j] - mx);
+                for (int64_t j = 0; j < m; j++) ref[i * m + j] = std::exp((double)r[j] - mx) / sum;
+            }
+            chk = compare(g.data(), ref.data(), total, 1e-4, 1e-9);
+        }
+        gpuc_dfree(o);
+        emit("row_softmax", "f32", total, m, &t, chk.c_str());
+        BK(cudaFree(a));
+    }
+});

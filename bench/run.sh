@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# bench/run.sh: the one command of gpuc's benchmark suite, run on the GPU machine.
+#
+#   bench/run.sh [--peers-only] [--no-compile] [--sizes 10,12,...,28] [--results DIR]
+#
+# Before it, on the build machine (no GPU needed): scripts/build.sh build and
+# bench/gen.sh, which writes the CUDA C of every bench/programs/*.gdsl into
+# bench/gen/ (ignored; carried to the GPU machine with the call). Here it:
+#   1. records the machine (nvidia-smi, nvcc, python packages);
+#   2. builds, in parallel, the CUB harness (bench/peers_cub.cu) and one gpuc
+#      driver per program (bench/gpuc/bench_PROG.cu with bench/gen/PROG.cu),
+#      reusing binaries in bench/bin that are newer than their sources and run;
+#   3. runs the CUB harness (copy bandwidth, CUB, the seed matmul, cuBLAS),
+#      every gpuc case in its own process (a crash loses one case), and the
+#      Python peers (CuPy, PyTorch eager and torch.compile);
+#   4. prints the table (bench/report.py) and writes results.json, the table
+#      of every size and the log into the results folder: --results DIR, else
+#      $OUT when set (the device tool), else bench/results/DATE (ignored).
+# Exit status: report.py's (1 if any result is wrong), or 2 if nothing ran.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SIZES=10,12,14,16,18,20,22,24,26,28
+PEERS_ONLY=0
+COMPILE=1
+RES=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --peers-only) PEERS_ONLY=1 ;;
+    --no-compile) COMPILE=0 ;;
+    --sizes) SIZES=$2; shift ;;
+    --results) RES=$2; shift ;;
+    *) echo "usage: bench/run.sh [--peers-only] [--no-compile] [--sizes LIST] [--results DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+# under the device tool, results go straight to $OUT (at most 8 files come back)
+if [ -z "$RES" ]; then
+  if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then RES=$OUT; else RES=$ROOT/bench/results/$(date -u +%Y%m%d-%H%M%S); fi
+fi
+mkdir -p "$RES" bench/bin
+LOG=$RES/run.log
+: >"$LOG"
+T0=$(date +%s)
+say() { echo "[bench $(($(date +%s) - T0))s] $*" | tee -a "$LOG" >&2; }
+
+# ---- 1. the machine ----
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv,noheader 2>/dev/null
+  nvcc --version 2>/dev/null | grep -o 'release [0-9.]*'
+  uname -r
+  python3 -c 'import torch, cupy, triton; print("torch", torch.__version__, "cupy", cupy.__version__, "triton", triton.__version__)' 2>/dev/null
+  date -u +%Y-%m-%dT%H:%M:%SZ
+} >"$RES/machine.txt"
+say "machine: $(tr '\n' ';' <"$RES/machine.txt")"
+nvidia-smi >>"$LOG" 2>&1
+
+# ---- 2. build ----
+NVCC_FLAGS="-O3 -std=c++17 -arch=sm_90 -lineinfo"
+fresh() { # fresh BIN SRC...: BIN exists, is newer than every SRC, and runs
+  local b=$1; shift
+  [ -x "$b" ] || return 1
+  for s in "$@"; do [ "$b" -nt "$s" ] || return 1; done
+  "$b" --list >/dev/null 2>&1
+}
+BLD=$(mktemp -d)
+pids=()
+if ! fresh bench/bin/peers_cub bench/peers_cub.cu bench/common.cuh; then
+  say "building peers_cub"
+  (nvcc $NVCC_FLAGS -o bench/bin/peers_cub bench/peers_cub.cu -lcublas >"$BLD/peers_cub.log" 2>&1 ||
+    echo "build failed: peers_cub" >>"$BLD/failed") &
+  pids+=($!)
+fi
+PROGS=()
+if [ $PEERS_ONLY = 0 ]; then
+  for src in bench/gpuc/bench_*.cu; do
+    p=$(basename "$src" .cu); p=${p#bench_}
+    gen=bench/gen/$p.cu
+    if [ ! -f "$gen" ]; then
+      say "no generated CUDA C for $p ($gen): its cases are not available"
+      continue
+    fi
+    PROGS+=("$p")
+    if ! fresh "bench/bin/bench_$p" "$src" "$gen" bench/gpuc/driver.cuh bench/common.cuh; then
+      say "building bench_$p"
+      (nvcc $NVCC_FLAGS -DGPUC_CUDA_HOST -include "$gen" -o "bench/bin/bench_$p" "$src" \
+         >"$BLD/$p.log" 2>&1 || echo "build failed: bench_$p" >>"$BLD/failed") &
+      pids+=($!)
+    fi
+  done
+fi
+for p in "${pids[@]}"; do wait "$p"; done
+say "builds done"
+for f in "$BLD"/*.log; do [ -s "$f" ] && { echo "== build log $(basename "$f")"; grep -v "Warning: The 'compute" "$f"; } >>"$LOG"; done
+[ -f "$BLD/failed" ] && { cat "$BLD/failed" | tee -a "$LOG" >&2; }
+
+# ---- 3. run ----
+if [ -x bench/bin/peers_cub ]; then
+  say "CUB harness, copy bandwidth, seed matmul, cuBLAS"
+  timeout 300 bench/bin/peers_cub --out "$RES/cub.jsonl" --sizes "$SIZES" --big 2>>"$LOG" ||
+    say "peers_cub failed: exit $?"
+fi
+if [ $PEERS_ONLY = 0 ]; then
+  for p in "${PROGS[@]}"; do
+    b=bench/bin/bench_$p
+    if [ ! -x "$b" ]; then
+      echo "{\"src\": \"gpuc\", \"case\": \"$p\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"error: driver did not build\"}" >>"$RES/gpuc.jsonl"
+      continue
+    fi
+    for c in $("$b" --list); do
+      say "gpuc $p/$c"
+      timeout 120 "$b" --case "$c" --out "$RES/gpuc.jsonl" --sizes "$SIZES" --big 2>>"$LOG"
+      rc=$?
+      if [ $rc != 0 ]; then
+        say "gpuc $p/$c failed: exit $rc"
+        echo "{\"src\": \"gpuc\", \"case\": \"$c\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"error: exit $rc\"}" >>"$RES/gpuc.jsonl"
+      fi
+    done
+  done
+fi
+say "Python peers (CuPy, torch, torch.compile)"
+PYARGS=(--out "$RES/py.jsonl" --sizes "$SIZES")
+[ $COMPILE = 0 ] && PYARGS+=(--no-compile)
+PYTHONUNBUFFERED=1 timeout "${BENCH_PY_TIMEOUT:-360}" python3 bench/peers_py.py "${PYARGS[@]}" 2>>"$LOG" || say "peers_py failed: exit $?"
+
+# ---- 4. report ----
+say "report"
+python3 bench/report.py "$RES" --json "$RES/results.json" --full "$RES/table_full.md" | tee "$RES/table.md"
+rc=${PIPESTATUS[0]}
+say "done (report exit $rc)"
+exit $rc
