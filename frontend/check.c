@@ -95,6 +95,25 @@ static FeType *elem_of(FeType *t)
     return t && t->kind == FE_TY_ARRAY ? t->elem : t;
 }
 
+/* Does t hold an array or a function anywhere (arrays cannot have such elements)? */
+static bool has_array(const FeType *t)
+{
+    if (!t) {
+        return false;
+    }
+    if (t->kind == FE_TY_ARRAY || t->kind == FE_TY_FUNC) {
+        return true;
+    }
+    if (t->kind == FE_TY_TUPLE) {
+        for (int i = 0; i < t->nelems; i++) {
+            if (has_array(t->elems[i])) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 static FeDim runtime_dim(void)
 {
     FeDim d = {0};
@@ -326,6 +345,10 @@ static FeType *resolve_type(FeType *t)
         }
         if (e->kind == FE_TY_ARRAY) {
             fe_error(t->loc, "arrays have at most 2 dimensions");
+            return err_type();
+        }
+        if (has_array(e)) {
+            fe_error(t->loc, "array elements cannot hold arrays: %s", tstr(e));
             return err_type();
         }
         FeType *r = array_of(e, t->rank, t->dims);
@@ -1447,7 +1470,7 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
         if (is_err(r)) {
             return err_type();
         }
-        if (r->kind == FE_TY_ARRAY || r->kind == FE_TY_FUNC) {
+        if (has_array(r)) {
             fe_error(args[0]->loc, "the function given to 'map' must return a scalar, tuple or struct, not %s",
                      tstr(r));
             return err_type();
@@ -1576,7 +1599,7 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
         if (is_err(v)) {
             return err_type();
         }
-        if (v->kind == FE_TY_ARRAY || v->kind == FE_TY_FUNC) {
+        if (has_array(v)) {
             fe_error(args[1]->loc, "'replicate' needs a scalar, tuple or struct value, got %s", tstr(v));
             return err_type();
         }
@@ -1844,8 +1867,8 @@ static FeType *check_array_lit(FeExpr *e, FeType *hint)
             return err_type();
         }
     }
-    if (t0->kind == FE_TY_FUNC) {
-        fe_error(e->args[0]->loc, "arrays cannot hold functions");
+    if (t0->kind == FE_TY_FUNC || (t0->kind != FE_TY_ARRAY && has_array(t0))) {
+        fe_error(e->args[0]->loc, "array elements cannot hold arrays or functions: %s", tstr(t0));
         return err_type();
     }
     FeDim d = {.kind = FE_DIM_CONST, .value = e->nargs};
@@ -1883,7 +1906,7 @@ static FeType *check_for(FeExpr *e)
     if (!ok || is_err(r)) {
         return err_type();
     }
-    if (r->kind == FE_TY_ARRAY || r->kind == FE_TY_FUNC) {
+    if (has_array(r)) {
         fe_error(e->b->loc, "a comprehension body must be a scalar, tuple or struct, not %s", tstr(r));
         return err_type();
     }
