@@ -638,23 +638,61 @@ static void format_float(double x, bool single, char *buf, size_t size)
     snprintf(buf, size, x > 0 ? "inf" : "-inf");
     return;
   }
-  int max = single ? 9 : 17, p;
+  /* Round-tripping is monotone in the digit count: binary search for the
+   * fewest digits in 1..max (max always round-trips). */
+  int lo = 1, hi = single ? 9 : 17, p;
   char tmp[64];
-  for (p = 1; p < max; p++) {
-    snprintf(tmp, sizeof tmp, "%.*e", p - 1, x);
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    snprintf(tmp, sizeof tmp, "%.*e", mid - 1, x);
     if (single ? strtof(tmp, NULL) == (float)x : strtod(tmp, NULL) == x) {
-      break;
+      hi = mid;
+    } else {
+      lo = mid + 1;
     }
   }
+  p = lo;
   snprintf(tmp, sizeof tmp, "%.*e", p - 1, x);
   int exp10 = atoi(strchr(tmp, 'e') + 1);
-  if (exp10 >= -5 && exp10 < 16) {
-    int decimals = p - 1 - exp10;
-    snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, x);
-    if (!strchr(buf, '.')) {
-      size_t n = strlen(buf);
-      snprintf(buf + n, size - n, ".0");
+  if (exp10 >= -5 && exp10 < 16 && size >= 48) {
+    /* Plain notation built from the p significant digits themselves:
+     * printing the binary value with %f would show more digits than p
+     * (81133346816.0 for the f32 8.113335e10). */
+    char digits[32];
+    int nd = 0;
+    for (const char *c = tmp; *c != 'e' && nd < 31; c++) {
+      if (*c >= '0' && *c <= '9') {
+        digits[nd++] = *c;
+      }
     }
+    char *o = buf;
+    if (signbit(x)) {
+      *o++ = '-';
+    }
+    if (exp10 < 0) {                  /* 0.000ddd */
+      *o++ = '0';
+      *o++ = '.';
+      for (int i = 0; i < -exp10 - 1; i++) {
+        *o++ = '0';
+      }
+      memcpy(o, digits, (size_t)nd);
+      o += nd;
+    } else if (exp10 >= nd - 1) {     /* ddd000.0 */
+      memcpy(o, digits, (size_t)nd);
+      o += nd;
+      for (int i = 0; i < exp10 - (nd - 1); i++) {
+        *o++ = '0';
+      }
+      *o++ = '.';
+      *o++ = '0';
+    } else {                          /* dd.ddd */
+      memcpy(o, digits, (size_t)exp10 + 1);
+      o += exp10 + 1;
+      *o++ = '.';
+      memcpy(o, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
+      o += nd - exp10 - 1;
+    }
+    *o = '\0';
     return;
   }
   /* 1.5e+20 -> 1.5e20, 1e-06 -> 1e-6 */
