@@ -2182,19 +2182,21 @@ static const char *mangle(const FeFunc *decl, const FeTArg *targs)
     return s;
 }
 
-/* Evaluate an attribute argument: a compile-time integer expression. */
+/* Evaluate an attribute argument: a compile-time integer expression of
+ * literals (template ints are literals by now) and + - * / %. Overflow makes
+ * it non-constant rather than undefined. */
 static bool const_int(const FeExpr *e, int64_t *out)
 {
     int64_t x, y;
     switch (e->kind) {
     case FE_EX_INT:
-        if (e->ival > (uint64_t)INT32_MAX) {
+        if (e->ival > (uint64_t)INT64_MAX) {
             return false;
         }
         *out = (int64_t)e->ival;
         return true;
     case FE_EX_UNARY:
-        if (e->op != FE_OP_NEG || !const_int(e->a, &x)) {
+        if (e->op != FE_OP_NEG || !const_int(e->a, &x) || x == INT64_MIN) {
             return false;
         }
         *out = -x;
@@ -2204,11 +2206,16 @@ static bool const_int(const FeExpr *e, int64_t *out)
             return false;
         }
         switch (e->op) {
-        case FE_OP_ADD: *out = x + y; return true;
-        case FE_OP_SUB: *out = x - y; return true;
-        case FE_OP_MUL: *out = x * y; return true;
-        case FE_OP_DIV: *out = y ? x / y : 0; return true;
-        case FE_OP_MOD: *out = y ? x % y : 0; return true;
+        case FE_OP_ADD: return !__builtin_add_overflow(x, y, out);
+        case FE_OP_SUB: return !__builtin_sub_overflow(x, y, out);
+        case FE_OP_MUL: return !__builtin_mul_overflow(x, y, out);
+        case FE_OP_DIV:
+        case FE_OP_MOD:
+            if (y == -1 && x == INT64_MIN) {
+                return false;
+            }
+            *out = y == 0 ? 0 : e->op == FE_OP_DIV ? x / y : x % y;
+            return true;
         default: return false;
         }
     default:
@@ -2278,9 +2285,11 @@ static void check_attrs(FeFunc *f)
         case FE_AT_TILE:
             if (v < 1) {
                 fe_error(at->arg->loc, "tile size %lld must be at least 1", (long long)v);
-            } else if (v > 32) {
+            } else if (v > 32 && v <= 3037000499) { /* v * v fits in 64 bits */
                 fe_error(at->arg->loc, "tile %lldx%lld needs %lld threads per block; the limit is 1024",
                          (long long)v, (long long)v, (long long)(v * v));
+            } else if (v > 32) {
+                fe_error(at->arg->loc, "tile size %lld exceeds the limit of 32 (1024 threads per block)", (long long)v);
             }
             f->tile = v;
             break;
