@@ -112,11 +112,20 @@ struct Timing {
     int reps;
 };
 
+/* --once (for a profiler): the first timed call runs f() once and exits. */
+inline bool g_once = false;
+
 /* Time f() with an event pair around each call, after warm-up calls; reps
  * adapt to the duration (at least 10, at most max_reps, about budget_ms). */
 template <typename F>
 Timing time_it(F f, int max_reps = 200, double budget_ms = 40.0)
 {
+    if (g_once) {
+        f();
+        BK(cudaDeviceSynchronize());
+        BK(cudaGetLastError());
+        exit(0);
+    }
     static cudaEvent_t e0 = nullptr, e1 = nullptr;
     if (!e0) {
         BK(cudaEventCreate(&e0));
@@ -197,7 +206,6 @@ struct Args {
     std::vector<int> log2s;
     std::string only; /* run only the case of this name (empty: all) */
     bool list = false;
-    bool check_all = false; /* check at every size (default: every size <= 2^26 and the largest) */
 };
 
 inline Args parse_args(int argc, char **argv, const char *src)
@@ -224,10 +232,10 @@ inline Args parse_args(int argc, char **argv, const char *src)
             a.only = argv[++i];
         } else if (!strcmp(argv[i], "--list")) {
             a.list = true;
-        } else if (!strcmp(argv[i], "--check-all")) {
-            a.check_all = true;
+        } else if (!strcmp(argv[i], "--once")) {
+            g_once = true;
         } else {
-            fprintf(stderr, "usage: %s [--out FILE] [--sizes 10,12,...] [--case NAME] [--list]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--out FILE] [--sizes 10,12,...] [--case NAME] [--list] [--once]\n", argv[0]);
             exit(2);
         }
     }

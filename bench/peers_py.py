@@ -7,8 +7,8 @@ dot, boolean-mask compaction, row sums) and PyTorch, eager and torch.compile
 softmax statistics (max and sum of exp), mean/var, compaction by boolean mask,
 row sums and row softmax on 2-D arrays), each with CUDA events around every
 call: the median of many calls after warm-up, on random data. torch.compile
-runs with dynamic=True (one compile per function and dtype, not per size);
-its compile time is not timed. Writes JSON lines (bench/report.py reads them).
+runs with static shapes at 2^20, 2^24 and 2^28 elements and on the 2-D
+arrays (one compile per function, dtype and size); compile time is not timed. Writes JSON lines (bench/report.py reads them).
 
     python3 bench/peers_py.py [--out FILE] [--sizes 10,12,...,28] [--no-compile]
 """
@@ -20,6 +20,7 @@ import sys
 import time
 
 ROW_LENGTHS = (256, 1024, 4096, 32768)
+COMPILE_SIZES = {1 << 20, 1 << 24, 1 << 28}
 
 
 def median(v):
@@ -104,10 +105,19 @@ def run_torch(b, sizes, compile_on, row_total):
             return x
         return torch.randint(-1000, 1001, (n,), device=dev, dtype=tdt[dt], generator=gen) | 1
 
-    def compiled(f):
-        return torch.compile(f, dynamic=True)
+    # torch.compile with static shapes, one compile per (function, dtype,
+    # size): with dynamic=True Inductor sizes its reductions from the first
+    # call's (small) shape and runs a 2^28 sum at ~14 GB/s, which is not what
+    # a user of one size gets. Compiles run only at COMPILE_SIZES (and 2-D).
+    for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                 "accumulated_recompile_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 1024)
 
-    # the functions, eager; compiled twins made once (dynamic shapes)
+    def compiled(f):
+        return torch.compile(f, dynamic=False)
+
+    # the functions, eager; compiled twins made per size (static shapes)
     def saxpy(a, x, y):
         return a * x + y
 
@@ -165,14 +175,15 @@ def run_torch(b, sizes, compile_on, row_total):
         against eager (allclose) on the first size."""
         t = b.time_torch(lambda: eager_f(*args))
         b.emit("torch", case, dt, n, m, t)
-        if compile_on and comp_f is not None:
-            cf = get_c(comp_name + ":" + dt, comp_f)
-            first = (comp_name + ":" + dt) not in ctime
+        if compile_on and comp_f is not None and (m or n in COMPILE_SIZES):
+            key = f"{comp_name}:{dt}:{n}:{m}"
+            cf = get_c(key, comp_f)
+            first = key not in ctime
             if first:
                 t0 = time.time()
                 cf(*args)
                 torch.cuda.synchronize()
-                ctime[comp_name + ":" + dt] = time.time() - t0
+                ctime[key] = time.time() - t0
             chk = "ok"
             try:
                 r1 = eager_f(*args)
@@ -189,8 +200,7 @@ def run_torch(b, sizes, compile_on, row_total):
             except Exception as e:  # noqa: BLE001
                 chk = "error: " + str(e)[:80]
             tc = b.time_torch(lambda: cf(*args))
-            b.emit("torch_compile", case, dt, n, m, tc, chk,
-                   compile_s=round(ctime[comp_name + ":" + dt], 2) if first else None)
+            b.emit("torch_compile", case, dt, n, m, tc, chk, compile_s=round(ctime[key], 2))
 
     for k in sizes:
         n = 1 << k

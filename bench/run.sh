@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: the one command of gpuc's benchmark suite, run on the GPU machine.
 #
-#   bench/run.sh [--peers-only] [--no-compile] [--sizes 10,12,...,28] [--results DIR]
+#   bench/run.sh [--peers-only] [--no-compile] [--ncu] [--sizes 10,12,...,28] [--results DIR]
 #
 # Before it, on the build machine (no GPU needed): scripts/build.sh build and
 # bench/gen.sh, which writes the CUDA C of every bench/programs/*.gdsl into
@@ -13,9 +13,12 @@
 #   3. runs the CUB harness (copy bandwidth, CUB, the seed matmul, cuBLAS),
 #      every gpuc case in its own process (a crash loses one case), and the
 #      Python peers (CuPy, PyTorch eager and torch.compile);
-#   4. prints the table (bench/report.py) and writes results.json, the table
-#      of every size and the log into the results folder: --results DIR, else
-#      $OUT when set (the device tool), else bench/results/DATE (ignored).
+#   4. writes the table (bench/report.py: table.md, results.json) and the log
+#      into the results folder: --results DIR, else $OUT when set (the device
+#      tool), else bench/results/DATE (ignored);
+#   5. with --ncu, profiles one launch of the kernels of the largest misses
+#      (ncu, sections SpeedOfLight and MemoryWorkloadAnalysis, 2^26 elements)
+#      into ncu.txt; then prints the table.
 # Exit status: report.py's (1 if any result is wrong), or 2 if nothing ran.
 set -u
 cd "$(dirname "$0")/.."
@@ -23,14 +26,16 @@ ROOT=$PWD
 SIZES=10,12,14,16,18,20,22,24,26,28
 PEERS_ONLY=0
 COMPILE=1
+NCU=0
 RES=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --peers-only) PEERS_ONLY=1 ;;
     --no-compile) COMPILE=0 ;;
+    --ncu) NCU=1 ;;
     --sizes) SIZES=$2; shift ;;
     --results) RES=$2; shift ;;
-    *) echo "usage: bench/run.sh [--peers-only] [--no-compile] [--sizes LIST] [--results DIR]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--peers-only] [--no-compile] [--ncu] [--sizes LIST] [--results DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -123,9 +128,37 @@ PYARGS=(--out "$RES/py.jsonl" --sizes "$SIZES")
 [ $COMPILE = 0 ] && PYARGS+=(--no-compile)
 PYTHONUNBUFFERED=1 timeout "${BENCH_PY_TIMEOUT:-360}" python3 bench/peers_py.py "${PYARGS[@]}" 2>>"$LOG" || say "peers_py failed: exit $?"
 
-# ---- 4. report ----
+# ---- 4. report (before the profiles, so a slow profiler loses nothing) ----
 say "report"
-python3 bench/report.py "$RES" --json "$RES/results.json" --full "$RES/table_full.md" | tee "$RES/table.md"
-rc=${PIPESTATUS[0]}
+python3 bench/report.py "$RES" --json "$RES/results.json" >"$RES/table.md"
+rc=$?
+
+# ---- 5. profiles of the largest misses ----
+export PATH=$PATH:/usr/local/cuda/bin:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
+if [ $NCU = 1 ] && [ $PEERS_ONLY = 0 ] && command -v ncu >/dev/null; then
+  say "ncu profiles"
+  NCU_T0=$(date +%s)
+  prof() { # prof BIN CASE KERNEL_REGEX COUNT
+    [ -x "$1" ] || return
+    [ $(($(date +%s) - NCU_T0)) -lt "${BENCH_NCU_BUDGET:-150}" ] || { echo "== skipped $1 $2 (time)" >>"$RES/ncu.txt"; return; }
+    echo "== ncu: $1 --case $2 (kernels /$3/, $4 launch(es), 2^26 elements)" >>"$RES/ncu.txt"
+    timeout 60 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      -k "regex:$3" -c "$4" "$1" --case "$2" --sizes 26 --once >>"$RES/ncu.txt" 2>&1 ||
+      echo "== ncu exit $?" >>"$RES/ncu.txt"
+  }
+  prof bench/bin/bench_scan incl_f32 incl_f32_k 1
+  prof bench/bin/peers_cub scan_incl DeviceScanKernel 1
+  prof bench/bin/bench_filter filter_f32 filter_f32_k 1
+  prof bench/bin/bench_scan recurrence recurrence_k 1
+  prof bench/bin/bench_rows row_softmax row_softmax_k 3
+  prof bench/bin/bench_rows row_sums row_sums_k 1
+  prof bench/bin/bench_reduce sum_f32 sum_f32_k 1
+  prof bench/bin/peers_cub sum DeviceReduceKernel 1
+  prof bench/bin/bench_stats mean_var mean_var 1
+  prof bench/bin/bench_stats logsumexp logsumexp 1
+  prof bench/bin/bench_matmul matmul matmul_k 1
+  say "ncu done"
+fi
+cat "$RES/table.md"
 say "done (report exit $rc)"
 exit $rc
