@@ -695,8 +695,12 @@ static int setup_backend(Runner *rn, const GpucProgram *prog, const Options *o)
   }
   if (gpuc_init() != GPUC_SUCCESS) {
     const char *why = gpuc_last_error();
-    if (o->backend == BACKEND_CUDA || !entry->run_c) {
+    if (o->backend == BACKEND_CUDA) {
       error("--backend=cuda: no usable GPU: %s", why);
+      return -1;
+    }
+    if (!entry->run_c) {
+      error("entry '%s' has no C backend and there is no usable GPU: %s", entry->name, why);
       return -1;
     }
     fprintf(stderr, "%s: note: no usable GPU (%s); running on the C backend\n", prog_name, why);
