@@ -68,7 +68,7 @@ static char **declare_accs(CEmit *c, IrOperator *op, const char *prefix, int idx
     char **acc = calloc((size_t)op->arity + 1, sizeof *acc);
     for (int k = 0; k < op->arity; k++) {
         acc[k] = be_strf(&c->x, "%s%d_%d", prefix, idx, k);
-        be_line(c->b, "%s %s = %s;", ct(op->op->ptypes[k]), acc[k], be_const(&c->x, op->ne[k]));
+        be_line(c->b, "%s %s = %s;", ct(op->op->ptypes[k]), acc[k], be_expr(&c->x, op->ne[k]));
     }
     return acc;
 }

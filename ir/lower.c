@@ -411,17 +411,6 @@ static LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
     return r;
 }
 
-/* LVal of element parameters for arrays `arrs` (leaves ARRAY), params from `first`. */
-static LVal *element_params(Lower *L, LVal *shape, int *k) {
-    if (shape->kind == LV_TUPLE) {
-        LVal *t = lv_tuple(L, shape->n);
-        for (int i = 0; i < shape->n; i++) { t->elems[i] = element_params(L, shape->elems[i], k); }
-        return t;
-    }
-    IrScalar ty = shape->kind == LV_ARRAY ? shape->arr->elem : shape->elem;
-    return lv_scalar(L, ir_e_param(L->m, ty, (*k)++));
-}
-
 /* element-type LVal of parameters numbered from `*k` with the structure of an FE type */
 static LVal *typed_params(Lower *L, const FeType *t, IrScalar **pt, int *k) {
     if (t->kind == FE_TY_TUPLE) {
@@ -740,8 +729,7 @@ static LVal *lower_filter(Lower *L, FeExpr *x, Env *env) {
     Ins in = { 0 };
     IrValue *w = NULL;
     collect_arrays(L, arr, &in, &w, x->loc);
-    int n;
-    LVal **lv = flat(L, arr, &n);
+    int n = count_leaves(arr);
     LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
     IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(n + 1));
     for (int j = 0; j < n; j++) { pt[j] = in.ins[j]->elem; el[j] = lv_scalar(L, ir_e_param(m, pt[j], j)); }
@@ -756,7 +744,6 @@ static LVal *lower_filter(Lower *L, FeExpr *x, Env *env) {
     s->map = ir_lambda_new(m, n, pt, n + 1);
     s->map->res[0] = scalar_of(L, pred, x->loc);
     for (int j = 0; j < n; j++) { s->map->res[1 + j] = ir_e_param(m, pt[j], j); }
-    (void)lv;
     /* outs: the kept arrays, then their count */
     IrValue *cnt = ir_value_new(m, L->e, IR_I64, 0, NULL, NULL);
     LVal **outl = ir_alloc(m->arena, sizeof *outl * (size_t)(n + 1));
