@@ -889,11 +889,7 @@ static bool math_signature(FeBuiltin b, OpClass *cl, int *arity, FeTypeKind *res
     }
 }
 
-/* A user function applied to argument types (a call or an op argument).
- * Infers template type parameters from the arguments, unifies array size
- * variables, and returns the result type, or err_type after an error.
- * `args` (may be NULL for op arguments) get hints and broadcast marks;
- * *inst receives the checked instance; *lifted says it is applied elementwise. */
+/* A size variable of a callee bound to a caller's size at one call. */
 typedef struct SizeBind {
     const char *name;
     FeDim dim;
@@ -907,6 +903,11 @@ static bool unify(FeType *pt, FeType *at, SizeBind *sb, int *nsb, SrcLoc loc, co
     if (pt->kind == FE_TY_ARRAY && at->kind == FE_TY_ARRAY && pt->rank == at->rank) {
         for (int k = 0; k < pt->rank; k++) {
             const FeDim *pd = &pt->dims[k];
+            if (pd->kind == FE_DIM_CONST && !fe_dim_equal(pd, &at->dims[k])) {
+                fe_error(loc, "size mismatch in call to '%s': argument %d has size %s, expected %s", fname, argi + 1,
+                         dim_str(&at->dims[k]), dim_str(pd));
+                return false;
+            }
             if (pd->kind != FE_DIM_VAR) {
                 continue;
             }
@@ -992,6 +993,11 @@ static void infer_tparams(FeFunc *decl, FeType *pt, FeType *at, FeTArg *vals, bo
     }
 }
 
+/* A user function applied to argument types (a call or an op argument).
+ * Infers template type parameters from the arguments, unifies array size
+ * variables, and returns the result type, or err_type after an error.
+ * `args` (may be NULL for op arguments) get hints and broadcast marks;
+ * *inst receives the checked instance; *lifted says it is applied elementwise. */
 static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, SrcLoc loc, FeFunc **inst,
                           bool *lifted)
 {
@@ -1048,14 +1054,15 @@ static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, S
         *lifted = true;
         return broadcast(args, n, f->result, loc, fe_printf(C->a, "call to '%s'", decl->name));
     }
-    SizeBind sb[16];
+    /* each parameter binds at most two dims (an array) or one size (an integer) */
+    SizeBind *sb = fe_alloc(C->a, sizeof(SizeBind) * (size_t)(2 * n + 1));
     int nsb = 0;
     for (int i = 0; i < n && args; i++) {
         bool size_param = false;
         for (int k = 0; k < f->nsize_vars; k++) {
             size_param = size_param || strcmp(f->size_vars[k], f->params[i].name) == 0;
         }
-        if (size_param && fe_type_is_scalar(f->params[i].type) && nsb < 14) {
+        if (size_param && fe_type_is_scalar(f->params[i].type)) {
             sb[nsb++] = (SizeBind){f->params[i].name, dim_of(args[i])};
         }
     }
@@ -1070,7 +1077,7 @@ static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, S
                      tstr(at), tstr(pt));
             return err_type();
         }
-        if (nsb < 14 && !unify(pt, at, sb, &nsb, args ? args[i]->loc : loc, decl->name, i)) {
+        if (!unify(pt, at, sb, &nsb, args ? args[i]->loc : loc, decl->name, i)) {
             return err_type();
         }
     }
