@@ -385,7 +385,7 @@ static FeType *resolve_type(FeType *t)
 
 static FeType *check(FeExpr *e, FeType *hint);
 static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const char *inst_name,
-                           SrcLoc at, bool report_note);
+                           SrcLoc at);
 
 /* An untyped literal (or an expression of only such literals) that takes its
  * type from the other operand. */
@@ -1032,7 +1032,7 @@ static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, S
             vals[i] = decl->tparams[i].def;
         }
     }
-    FeFunc *f = instantiate(decl, vals, ntargs, NULL, loc, true);
+    FeFunc *f = instantiate(decl, vals, ntargs, NULL, loc);
     *inst = f;
     if (!f || f->has_errors) {
         return err_type();
@@ -2502,8 +2502,7 @@ static bool check_targ_kind(const FeFunc *decl, int i, FeTArg *v, SrcLoc at)
 
 /* Make (or find) the checked instance of decl for these template arguments.
  * Missing trailing arguments take their defaults. */
-static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const char *inst_name, SrcLoc at,
-                           bool from_call)
+static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const char *inst_name, SrcLoc at)
 {
     if (ntargs > decl->ntparams) {
         fe_error(at, "too many template arguments for '%s' (it has %s)", decl->name,
@@ -2569,7 +2568,7 @@ static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const 
     f->inst_name = inst_name ? inst_name : decl->ntparams && !decl->is_entry ? mangle(decl, vals) : decl->name;
     int before = fe_error_count();
     check_instance(f);
-    if (fe_error_count() > before && !from_call && decl->ntparams > 0 && at.file) {
+    if (fe_error_count() > before && decl->ntparams > 0 && at.file) {
         const char *args = "";
         for (int i = 0; i < decl->ntparams; i++) {
             args = fe_printf(C->a, "%s%s%s", args, i ? ", " : "", targ_str(&vals[i]));
@@ -2587,7 +2586,7 @@ FeFunc *fe_instantiate(FeArena *a, FeProgram *p, FeFunc *generic, const FeTArg *
     if (!C) {
         FE_INTERNAL_ERROR(loc, "fe_instantiate called before fe_check");
     }
-    FeFunc *f = instantiate(generic, targs, ntargs, inst_name, loc, false);
+    FeFunc *f = instantiate(generic, targs, ntargs, inst_name, loc);
     return f && !f->has_errors ? f : NULL;
 }
 
@@ -2800,7 +2799,7 @@ int fe_check(FeArena *a, FeProgram *p, const FeOptions *opts)
             }
             if (f->ntparams == 0 || (f->is_entry && complete)) {
                 SrcLoc none = {0};
-                FeFunc *inst = instantiate(f, NULL, 0, NULL, none, false);
+                FeFunc *inst = instantiate(f, NULL, 0, NULL, none);
                 if (inst && f->is_entry && m == 0) {
                     inst->entry_point = true;
                 }
@@ -2833,7 +2832,7 @@ int fe_check(FeArena *a, FeProgram *p, const FeOptions *opts)
                 }
             }
             if (ok) {
-                x->instance = instantiate(g->func, x->targs, x->ntargs, x->as_name, x->loc, false);
+                x->instance = instantiate(g->func, x->targs, x->ntargs, x->as_name, x->loc);
                 if (x->instance && m == 0) {
                     x->instance->entry_point = true;
                 }
