@@ -40,6 +40,21 @@ check cuda_profile sh -c "'$prog' -e saxpy --backend=cuda --profile --random n=1
 check auto_no_cuda_entry sh -c "echo '[1.5, 2.5]' | '$prog' -e sum 2>&1 | grep -q \"entry 'sum' has no CUDA backend; running on the C backend\""
 check cuda_no_cuda_entry sh -c "echo '[1.5]' | '$prog' -e sum --backend=cuda 2>&1; test \$? -eq 0 && exit 1;
   echo '[1.5]' | '$prog' -e sum --backend=cuda 2>&1 | grep -q \"error: entry 'sum' has no CUDA backend\""
+# kernels embedded ahead of time (GpucProgram.images): the runner loads the
+# image for this device, and no NVRTC runs (the kernel cache stays empty)
+src="$root/runtime/rt_*.c $root/runner/rn_*.c"
+inc="-I$root/runtime -I$root/runner -I$cuda/include"
+check mkimages cc -O2 -std=c11 -D_DEFAULT_SOURCE $inc $src "$root/runner/tests/mkimages.c" -o "$work/mkimages" -ldl -lpthread -lm
+sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+check images_build sh -c "'$work/mkimages' '$work/img_ok.c' sm_$sm compute_80 && '$work/mkimages' '$work/img_bad.c' sm_80 &&
+  cc -O2 -std=c11 -D_DEFAULT_SOURCE $inc $src '$root/runner/tests/fake_images.c' '$work/img_ok.c' -o '$work/fake_images' -ldl -lpthread -lm &&
+  cc -O2 -std=c11 -D_DEFAULT_SOURCE $inc $src '$root/runner/tests/fake_images.c' '$work/img_bad.c' -o '$work/fake_images_bad' -ldl -lpthread -lm"
+check images_cuda_no_nvrtc sh -c "rm -rf '$work/cache2' && GPUC_CACHE_DIR='$work/cache2' '$work/fake_images' --backend=cuda < '$work/in.txt' > '$work/o2.txt' &&
+  grep -qx '\[12.0, 24.0, 36.0\]' '$work/o2.txt' && test -z \"\$(find '$work/cache2' -type f 2>/dev/null)\" && echo cache empty"
+check images_random_equals_c sh -c "'$work/fake_images' --backend=cuda --random n=333333 --out '$work/gi.npy' &&
+  '$work/fake_images' --backend=c --random n=333333 --out '$work/ci.npy' && cmp '$work/gi.npy' '$work/ci.npy'"
+check images_wrong_arch sh -c "'$work/fake_images_bad' --backend=cuda < '$work/in.txt' 2>'$work/bad.err'; rc=\$?; cat '$work/bad.err';
+  test \$rc -eq 1 && grep -q \"fake_images_bad: error: cannot load the program's kernels: \" '$work/bad.err'"
 if command -v compute-sanitizer >/dev/null 2>&1 || [ -x "$cuda/bin/compute-sanitizer" ]; then
   cs=$(command -v compute-sanitizer || echo "$cuda/bin/compute-sanitizer")
   check memcheck sh -c "'$cs' --error-exitcode=1 --leak-check=full '$prog' -e saxpy --backend=cuda --random n=4097 -r 2 > /dev/null"
