@@ -81,8 +81,11 @@ static bool is_size_param(const RnSig *sig, int p)
   return type_uses_size(sig->result, name);
 }
 
-static const char *dim_word(const RnType *a, int d)
+static const char *dim_word(const RnType *a, int d, int64_t count)
 {
+  if (count == 1) {
+    return a->rank == 1 ? "element" : d == 0 ? "row" : "column";
+  }
   return a->rank == 1 ? "elements" : d == 0 ? "rows" : "columns";
 }
 
@@ -128,7 +131,7 @@ static int check_arrays(const RnSig *sig, int p, const RnType *t, const GpucValu
     int64_t got = v->shape[d];
     if (dim->kind == RN_DIM_CONST && got != dim->value) {
       rn_err(e, "argument '%s' (%s): has %" PRId64 " %s but the type says %" PRId64, pname, sig->shown[p], got,
-             dim_word(t, d), dim->value);
+             dim_word(t, d, got), dim->value);
       return -1;
     }
     if (dim->kind == RN_DIM_VAR) {
@@ -137,10 +140,10 @@ static int check_arrays(const RnSig *sig, int p, const RnType *t, const GpucValu
         const char *from = sizes_from(sizes, dim->name);
         if (strcmp(from, pname) == 0) {
           rn_err(e, "argument '%s' (%s): has %" PRId64 " %s but size %s = %" PRId64 " from its other dimension", pname,
-                 sig->shown[p], got, dim_word(t, d), dim->name, bound);
+                 sig->shown[p], got, dim_word(t, d, got), dim->name, bound);
         } else {
           rn_err(e, "argument '%s' (%s): has %" PRId64 " %s but size %s = %" PRId64 " from %s%s%s", pname,
-                 sig->shown[p], got, dim_word(t, d), dim->name, bound, from[0] == '-' ? "" : "argument '", from,
+                 sig->shown[p], got, dim_word(t, d, got), dim->name, bound, from[0] == '-' ? "" : "argument '", from,
                  from[0] == '-' ? "" : "'");
         }
         return -1;
