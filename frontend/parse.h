@@ -7,7 +7,7 @@
 
 /* Deepest expression nesting accepted; deeper input gets an error instead of
  * risking a stack overflow in the recursive checker and printer. */
-enum { FE_MAX_DEPTH = 256 };
+enum { FE_MAX_DEPTH = 512 };
 
 /* Growable lists used by grammar actions. */
 typedef struct FeExprList {

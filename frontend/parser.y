@@ -131,7 +131,7 @@ static FeExpr *desugar_block(FeParser *p, FeStmtList *stmts, FeExpr *result)
         e->annot = s->annot;
         e->a = s->value;
         e->b = body;
-        e->depth = (s->value->depth > body->depth ? s->value->depth : body->depth) + 1;
+        fe_set_depth(p, e, s->value->depth > body->depth ? s->value->depth : body->depth);
         body = e;
     }
     return body;
