@@ -697,8 +697,9 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             at += ops[q].arity;
         }
     }
-    be_line(b, "/* phase 4: decoupled look-back by thread 0 (flags: 0 none, 1 aggregate, 2 prefix) */");
-    be_line(b, "if (threadIdx.x == 0) {");
+    be_line(b, "/* phase 4: decoupled look-back by warp 0, 32 predecessors at a time");
+    be_line(b, " * (flags: 0 none yet, 1 aggregate, 2 inclusive prefix) */");
+    be_line(b, "if (g_warp == 0) {");
     b->indent++;
     char **ta = names(c, "g_ta%d_%d", 0, W);
     char **ex = names(c, "g_ex%d_%d", 0, W);
@@ -708,27 +709,62 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     }
     be_line(b, "if (g_tile == 0) {");
     b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
     for (int j = 0; j < W; j++) { be_line(b, "g_incl%d[0] = %s;", j, ta[j]); }
     be_line(b, "__threadfence();");
     be_line(b, "atomicExch(&g_flags[0], 2);");
     b->indent--;
+    be_line(b, "}");
+    b->indent--;
     be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
     b->indent++;
     for (int j = 0; j < W; j++) { be_line(b, "g_agg%d[g_tile] = %s;", j, ta[j]); }
     be_line(b, "__threadfence();");
     be_line(b, "atomicExch(&g_flags[g_tile], 1);");
-    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j--) {");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
     b->indent++;
-    be_line(b, "int g_f;");
-    be_line(b, "do {");
-    be_line(b, "    g_f = ((volatile int *)g_flags)[g_j];");
-    be_line(b, "} while (g_f == 0);");
+    be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
+    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
+    be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
+    be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
+    be_line(b, "    if (g_f == 0) {");
+    be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
+    be_line(b, "    }");
+    be_line(b, "}");
     be_line(b, "__threadfence();");
+    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
+    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
     char **pv = names(c, "g_pv%d_%d", 0, W);
     for (int j = 0; j < W; j++) {
-        be_line(b, "const %s %s = g_f == 2 ? ((volatile %s *)g_incl%d)[g_j] : ((volatile %s *)g_agg%d)[g_j];",
-                ct(wt[j]), pv[j], ct(wt[j]), j, ct(wt[j]), j);
+        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx];",
+                ct(wt[j]), pv[j], ne[j], ct(wt[j]), j, ct(wt[j]), j);
     }
+    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            char **o = names(c, "g_ol%d_%d", q, ops[q].arity);
+            for (int j = 0; j < ops[q].arity; j++) {
+                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], pv[at + j]);
+            }
+            be_line(b, "if (g_lane + g_off < 32) {");
+            b->indent++;
+            apply_op(c, &ops[q], pv + at, (const char *const *)o, (const char *const *)(pv + at), false);
+            b->indent--;
+            be_line(b, "}");
+            free(o);
+            at += ops[q].arity;
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
     {
         int at = 0;
         for (int q = 0; q < nsc; q++) {
@@ -736,7 +772,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             at += ops[q].arity;
         }
     }
-    be_line(b, "if (g_f == 2) {");
+    be_line(b, "if (g_pmask) {");
     be_line(b, "    break;");
     be_line(b, "}");
     b->indent--;
@@ -749,12 +785,18 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             at += ops[q].arity;
         }
     }
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
     for (int j = 0; j < W; j++) { be_line(b, "g_incl%d[g_tile] = %s;", j, inc[j]); }
     be_line(b, "__threadfence();");
     be_line(b, "atomicExch(&g_flags[g_tile], 2);");
     b->indent--;
     be_line(b, "}");
-    for (int j = 0; j < W; j++) { be_line(b, "g_ex_sh%d = %s;", j, ex[j]); }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_ex_sh%d = %s;", j, ex[j]); }
+    be_line(b, "}");
     b->indent--;
     be_line(b, "}");
     be_line(b, "__syncthreads();");

@@ -18,6 +18,9 @@
  */
 #include "ir.h"
 
+/* memcpy/memmove that accept (NULL, 0) */
+#define COPY(d, s, n) do { if ((n) > 0) { memmove((d), (s), (n)); } } while (0)
+
 #include <math.h>
 #include <string.h>
 
@@ -58,17 +61,17 @@ static void find_red(IrEntry *e, IrValue *v, IrStmt **sp, int *rip) {
 
 static void insert_res(IrModule *m, IrLambda *l, int pos, IrExpr *x) {
     IrExpr **n = ir_alloc(m->arena, sizeof *n * (size_t)(l->nres + 2));
-    memcpy(n, l->res, sizeof *n * (size_t)pos);
+    COPY(n, l->res, sizeof *n * (size_t)pos);
     n[pos] = x;
-    memcpy(n + pos + 1, l->res + pos, sizeof *n * (size_t)(l->nres - pos));
+    COPY(n + pos + 1, l->res + pos, sizeof *n * (size_t)(l->nres - pos));
     l->res = n;
     l->nres++;
 }
 static void insert_out(IrModule *m, IrStmt *s, int pos, IrValue *v) {
     IrValue **n = ir_alloc(m->arena, sizeof *n * (size_t)(s->nouts + 2));
-    memcpy(n, s->outs, sizeof *n * (size_t)pos);
+    COPY(n, s->outs, sizeof *n * (size_t)pos);
     n[pos] = v;
-    memcpy(n + pos + 1, s->outs + pos, sizeof *n * (size_t)(s->nouts - pos));
+    COPY(n + pos + 1, s->outs + pos, sizeof *n * (size_t)(s->nouts - pos));
     s->outs = n;
     s->nouts++;
     v->def = s;
@@ -77,11 +80,11 @@ static void insert_out(IrModule *m, IrStmt *s, int pos, IrValue *v) {
 /* Remove reduction ri (arity 1) from s. */
 static void remove_red(IrStmt *s, int ri) {
     int rp = red_res_pos(s, ri), op = red_out_pos(s, ri);
-    memmove(s->map->res + rp, s->map->res + rp + 1, sizeof *s->map->res * (size_t)(s->map->nres - rp - 1));
+    COPY(s->map->res + rp, s->map->res + rp + 1, sizeof *s->map->res * (size_t)(s->map->nres - rp - 1));
     s->map->nres--;
-    memmove(s->outs + op, s->outs + op + 1, sizeof *s->outs * (size_t)(s->nouts - op - 1));
+    COPY(s->outs + op, s->outs + op + 1, sizeof *s->outs * (size_t)(s->nouts - op - 1));
     s->nouts--;
-    memmove(s->reds + ri, s->reds + ri + 1, sizeof *s->reds * (size_t)(s->nreds - ri - 1));
+    COPY(s->reds + ri, s->reds + ri + 1, sizeof *s->reds * (size_t)(s->nreds - ri - 1));
     s->nreds--;
     if (s->nouts == 0) { s->dead = true; }
 }

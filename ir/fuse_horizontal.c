@@ -14,6 +14,9 @@
  */
 #include "ir.h"
 
+/* memcpy/memmove that accept (NULL, 0) */
+#define COPY(d, s, n) do { if ((n) > 0) { memmove((d), (s), (n)); } } while (0)
+
 #include <string.h>
 
 static bool share_input(IrStmt *a, IrStmt *b) {
@@ -60,7 +63,7 @@ static bool depends(IrEntry *e, IrStmt *a, IrStmt *b, int ai, int bi) {
 static void merge(IrModule *m, IrStmt *a, IrStmt *b) {
     int nn = b->nins;
     IrValue **ins = ir_alloc(m->arena, sizeof *ins * (size_t)(a->nins + b->nins + 1));
-    memcpy(ins, b->ins, sizeof *ins * (size_t)b->nins);
+    COPY(ins, b->ins, sizeof *ins * (size_t)b->nins);
     int *amap = ir_alloc(m->arena, sizeof *amap * (size_t)(a->nins + 1));
     for (int i = 0; i < a->nins; i++) {
         int k = -1;
@@ -87,11 +90,11 @@ static void merge(IrModule *m, IrStmt *a, IrStmt *b) {
     for (int i = 0; i < bmw; i++) { l->res[r++] = b->map->res[bsw + brw + i]; }
 
     IrOperator *scans = ir_alloc(m->arena, sizeof *scans * (size_t)(a->nscans + b->nscans + 1));
-    memcpy(scans, a->scans, sizeof *scans * (size_t)a->nscans);
-    memcpy(scans + a->nscans, b->scans, sizeof *scans * (size_t)b->nscans);
+    COPY(scans, a->scans, sizeof *scans * (size_t)a->nscans);
+    COPY(scans + a->nscans, b->scans, sizeof *scans * (size_t)b->nscans);
     IrOperator *reds = ir_alloc(m->arena, sizeof *reds * (size_t)(a->nreds + b->nreds + 1));
-    memcpy(reds, a->reds, sizeof *reds * (size_t)a->nreds);
-    memcpy(reds + a->nreds, b->reds, sizeof *reds * (size_t)b->nreds);
+    COPY(reds, a->reds, sizeof *reds * (size_t)a->nreds);
+    COPY(reds + a->nreds, b->reds, sizeof *reds * (size_t)b->nreds);
 
     /* outs follow the same order; for SEGRED all outs are reduction outs */
     int aso = a->kind == IR_S_SEGRED ? 0 : asw, bso = b->kind == IR_S_SEGRED ? 0 : bsw;

@@ -30,6 +30,7 @@ static IrExpr *fold(IrModule *m, IrExpr *e) {
             case IR_BIN_add: return ir_e_const_f(m, a->ty, x + y);
             case IR_BIN_sub: return ir_e_const_f(m, a->ty, x - y);
             case IR_BIN_mul: return ir_e_const_f(m, a->ty, x * y);
+            case IR_BIN_div: return ir_e_const_f(m, a->ty, x / y);  /* IEEE: 1/0 is inf */
             default: return e;
             }
         }
@@ -62,6 +63,12 @@ void ir_simplify(IrModule *m) {
             if (s->dead) { continue; }
             fold_lambda(m, s->map);
             fold_lambda(m, s->post);
+            for (int k = 0; k < s->nscans; k++) {
+                for (int j = 0; j < s->scans[k].arity; j++) { s->scans[k].ne[j] = fold(m, s->scans[k].ne[j]); }
+            }
+            for (int k = 0; k < s->nreds; k++) {
+                for (int j = 0; j < s->reds[k].arity; j++) { s->reds[k].ne[j] = fold(m, s->reds[k].ne[j]); }
+            }
             if (s->kind == IR_S_SCREMA && !s->nscans && !s->nreds && !s->post) {
                 for (int r = 0; r < s->map->nres && r < s->nouts; r++) {
                     IrExpr *x = s->map->res[r];
