@@ -282,6 +282,8 @@ struct FeStruct {
     const char **field_names;
     SrcLoc *field_locs;
     FeType **field_types; /* resolved after checking */
+    int check_state;      /* checker internal: 0 new, 1 being visited, 2 done */
+    int depth;            /* checker internal: nesting depth of structs inside it */
 };
 
 typedef enum FeTParamKind { /* grep "ORDER TPARAMKIND" (parser.y, print.c) */
@@ -353,6 +355,8 @@ struct FeFunc {
     int64_t block, unroll, items, tile;
     const char **size_vars; /* the size variables bound by the parameters, in order */
     int nsize_vars;
+    FeFunc *first_instance; /* declaration: its instances, linked by next_instance */
+    FeFunc *next_instance;
     int check_state;        /* checker internal: 0 new, 1 in progress, 2 done */
     bool has_errors;        /* checker internal */
 };

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "frontend.h"
+#include "parse.h" /* FE_MAX_DEPTH */
 
 /* A lexical scope entry: one variable. */
 typedef struct Scope {
@@ -40,6 +41,9 @@ typedef struct Checker {
     const FeOptions *opts;
     Global *globals;
     int nglobals, cap_globals;
+    int *gindex;         /* hash of global names: index + 1 into globals, 0 = empty */
+    int gindex_size;     /* a power of two, at least twice nglobals */
+    int suggestions;     /* "did you mean" searches so far (capped: they are quadratic) */
     int cap_instances;
     int next_bind_id;
     int next_dim_id;
@@ -53,6 +57,8 @@ typedef struct Checker {
     int nstack, cap_stack;
     bool neg_literal;    /* the literal being checked is the operand of unary minus */
     bool col_ok;         /* the expression being checked is an operand of a lifted operation */
+    int depth;           /* nesting of check() calls, across instances checked from calls */
+    bool deep_reported;
 } Checker;
 
 static Checker *C; /* the checker of this compilation (fe_instantiate uses it) */
@@ -195,14 +201,50 @@ static FeBuiltin find_builtin(const char *name)
     return FE_B_NONE;
 }
 
+static unsigned hash_name(const char *s)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    }
+    return h;
+}
+
 static Global *find_global(const char *name)
 {
-    for (int i = 0; i < C->nglobals; i++) {
-        if (strcmp(C->globals[i].name, name) == 0) {
-            return &C->globals[i];
+    if (!C->gindex_size) {
+        return NULL;
+    }
+    unsigned mask = (unsigned)C->gindex_size - 1;
+    for (unsigned h = hash_name(name) & mask;; h = (h + 1) & mask) {
+        int i = C->gindex[h];
+        if (i == 0) {
+            return NULL;
+        }
+        if (strcmp(C->globals[i - 1].name, name) == 0) {
+            return &C->globals[i - 1];
         }
     }
-    return NULL;
+}
+
+/* Insert globals[i] into the hash, growing it to keep it at most half full. */
+static void index_global(int i)
+{
+    if (2 * C->nglobals > C->gindex_size) {
+        C->gindex_size = C->gindex_size ? 2 * C->gindex_size : 64;
+        C->gindex = fe_alloc(C->a, sizeof(int) * (size_t)C->gindex_size);
+        for (int k = 0; k < C->nglobals; k++) {
+            if (k != i) {
+                index_global(k);
+            }
+        }
+    }
+    unsigned mask = (unsigned)C->gindex_size - 1;
+    unsigned h = hash_name(C->globals[i].name) & mask;
+    while (C->gindex[h] != 0) {
+        h = (h + 1) & mask;
+    }
+    C->gindex[h] = i + 1;
 }
 
 static FeBinding *find_var(const char *name)
@@ -232,6 +274,9 @@ static bool is_size_var(const char *name)
 static const char *did_you_mean(const char *name, bool values, bool funcs, bool types)
 {
     Suggest s = {name, NULL, 99};
+    if (++C->suggestions > 100) {
+        return ""; /* each search scans every name: keep thousands of errors fast */
+    }
     if (values) {
         for (Scope *sc = C->scope; sc; sc = sc->next) {
             suggest(&s, sc->name);
@@ -384,6 +429,7 @@ static FeType *resolve_type(FeType *t)
 /* ------------------------------------------------------- expressions -- */
 
 static FeType *check(FeExpr *e, FeType *hint);
+static FeType *check_depth(FeExpr *e, FeType *hint);
 static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const char *inst_name,
                            SrcLoc at);
 
@@ -2071,7 +2117,28 @@ static FeType *check_inner(FeExpr *e, FeType *hint)
     FE_UNREACHABLE(e->loc);
 }
 
+/* Expressions nest at most FE_MAX_DEPTH levels (the parser's limit), but a
+ * call checks its callee's body from inside the caller's: the total nesting is
+ * capped here so that chains of calls cannot overflow the stack either. */
+enum { CHECK_MAX_DEPTH = 4 * FE_MAX_DEPTH, MAX_CALL_DEPTH = 128 };
+
 static FeType *check(FeExpr *e, FeType *hint)
+{
+    if (C->depth >= CHECK_MAX_DEPTH) {
+        if (!C->deep_reported) {
+            fe_error(e->loc, "expressions nested too deeply through function calls (the limit is %d levels)",
+                     CHECK_MAX_DEPTH);
+            C->deep_reported = true;
+        }
+        return e->type = err_type();
+    }
+    C->depth++;
+    FeType *t = check_depth(e, hint);
+    C->depth--;
+    return t;
+}
+
+static FeType *check_depth(FeExpr *e, FeType *hint)
 {
     bool col_ok = C->col_ok;
     C->col_ok = false;
@@ -2530,11 +2597,7 @@ static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const 
         return NULL;
     }
     /* an existing instance with these arguments? */
-    for (int i = 0; i < C->prog->ninstances + C->nstack; i++) {
-        FeFunc *f = i < C->prog->ninstances ? C->prog->instances[i] : C->stack[i - C->prog->ninstances];
-        if (f->generic != decl) {
-            continue;
-        }
+    for (FeFunc *f = decl->first_instance; f; f = f->next_instance) {
         bool same = true;
         for (int k = 0; k < decl->ntparams; k++) {
             same = same && targ_equal(&f->targs[k], &vals[k]);
@@ -2543,12 +2606,11 @@ static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const 
             continue;
         }
         if (f->check_state == 1) {
-            const char *chain = decl->name;
             int start = C->nstack - 1;
             while (start > 0 && C->stack[start] != f) {
                 start--;
             }
-            chain = "";
+            const char *chain = "";
             for (int k = start; k < C->nstack; k++) {
                 chain = fe_printf(C->a, "%s%s -> ", chain, C->stack[k]->generic->name);
             }
@@ -2559,9 +2621,20 @@ static FeFunc *instantiate(FeFunc *decl, const FeTArg *targs, int ntargs, const 
             return f;
         }
     }
+    if (C->nstack >= MAX_CALL_DEPTH) {
+        if (!C->deep_reported) {
+            fe_error(at, "calls nested too deeply: checking '%s' needs %d functions in progress (the limit is %d)",
+                     decl->name, C->nstack + 1, MAX_CALL_DEPTH);
+            C->deep_reported = true;
+        }
+        return NULL;
+    }
     FeFunc *f = fe_alloc(C->a, sizeof *f);
     *f = *decl;
     f->generic = decl;
+    f->first_instance = NULL;
+    f->next_instance = decl->first_instance;
+    decl->first_instance = f;
     f->targs = vals;
     f->size_vars = NULL;
     f->nsize_vars = 0;
@@ -2606,31 +2679,102 @@ static void add_global(const char *name, SrcLoc loc, FeStruct *s, FeFunc *f)
     }
     Global ng = {name, loc, s, f};
     FE_PUSH(C->a, C->globals, C->nglobals, C->cap_globals, ng);
+    index_global(C->nglobals - 1);
 }
 
-static bool struct_contains(FeType *t, FeStruct *s, int depth)
+/* A struct used directly by a field of another (through tuples, not through
+ * other structs): an edge of the containment graph. */
+typedef struct StructEdge {
+    FeStruct *to;
+    int field;
+} StructEdge;
+
+static void struct_edges(FeType *t, int field, StructEdge **edges, int *n, int *cap)
 {
-    if (!t || depth > 64) {
-        return depth > 64;
+    if (!t) {
+        return;
     }
     if (t->kind == FE_TY_STRUCT) {
-        if (t->sdecl == s) {
-            return true;
-        }
-        for (int i = 0; i < t->sdecl->nfields; i++) {
-            if (struct_contains(t->sdecl->field_types[i], s, depth + 1)) {
-                return true;
-            }
-        }
-    }
-    if (t->kind == FE_TY_TUPLE) {
+        StructEdge e = {t->sdecl, field};
+        FE_PUSH(C->a, *edges, *n, *cap, e);
+    } else if (t->kind == FE_TY_TUPLE) {
         for (int i = 0; i < t->nelems; i++) {
-            if (struct_contains(t->elems[i], s, depth + 1)) {
-                return true;
+            struct_edges(t->elems[i], field, edges, n, cap);
+        }
+    }
+}
+
+typedef struct StructFrame {
+    FeStruct *s;
+    StructEdge *edges;
+    int nedges, next;
+} StructFrame;
+
+/* Struct containment must be acyclic (a struct cannot contain itself) and at
+ * most FE_MAX_DEPTH deep, so every later recursion over struct types ends.
+ * An iterative depth-first search: any number of structs is fine. */
+static void check_struct_graph(FeProgram *p)
+{
+    StructFrame *stack = NULL;
+    int nstack = 0, cap_stack = 0;
+    bool deep_reported = false;
+    for (int m = 0; m < p->nmodules; m++) {
+        for (int i = 0; i < p->modules[m]->nstructs; i++) {
+            FeStruct *root = p->modules[m]->structs[i];
+            if (root->check_state != 0) {
+                continue;
+            }
+            StructFrame f0 = {root, NULL, 0, 0};
+            FE_PUSH(C->a, stack, nstack, cap_stack, f0);
+            root->check_state = 1;
+            root->depth = 1;
+            bool fresh = true;
+            while (nstack > 0) {
+                StructFrame *top = &stack[nstack - 1];
+                if (fresh) {
+                    int cap = 0;
+                    for (int k = 0; k < top->s->nfields; k++) {
+                        struct_edges(top->s->field_types[k], k, &top->edges, &top->nedges, &cap);
+                    }
+                    fresh = false;
+                }
+                if (top->next < top->nedges) {
+                    StructEdge e = top->edges[top->next++];
+                    FeStruct *s = top->s;
+                    if (e.to->check_state == 1) {
+                        if (!is_err(s->field_types[e.field])) {
+                            fe_error(s->field_locs[e.field], "struct '%s' contains itself through field '%s'",
+                                     s->name, s->field_names[e.field]);
+                            s->field_types[e.field] = err_type();
+                            deep_reported = true; /* depths through a cycle mean nothing */
+                        }
+                    } else if (e.to->check_state == 2) {
+                        if (e.to->depth + 1 > s->depth) {
+                            s->depth = e.to->depth + 1;
+                        }
+                    } else {
+                        e.to->check_state = 1;
+                        e.to->depth = 1;
+                        StructFrame f = {e.to, NULL, 0, 0};
+                        FE_PUSH(C->a, stack, nstack, cap_stack, f);
+                        fresh = true;
+                    }
+                    continue;
+                }
+                FeStruct *done = top->s;
+                done->check_state = 2;
+                nstack--;
+                if (done->depth > FE_MAX_DEPTH && !deep_reported) {
+                    fe_error(done->loc, "struct '%s' nests structs too deeply (the limit is %d levels)", done->name,
+                             FE_MAX_DEPTH);
+                    deep_reported = true;
+                }
+                if (nstack > 0 && done->depth + 1 > stack[nstack - 1].s->depth) {
+                    stack[nstack - 1].s->depth = done->depth + 1;
+                }
             }
         }
     }
-    return false;
 }
 
 static void check_struct(FeStruct *s)
@@ -2752,19 +2896,9 @@ int fe_check(FeArena *a, FeProgram *p, const FeOptions *opts)
             check_struct(mod->structs[i]);
         }
     }
+    check_struct_graph(p);
     for (int m = 0; m < p->nmodules; m++) {
         FeModule *mod = p->modules[m];
-        for (int i = 0; i < mod->nstructs; i++) {
-            FeStruct *s = mod->structs[i];
-            for (int k = 0; k < s->nfields; k++) {
-                if (!is_err(s->field_types[k]) && s->field_types[k]->kind != FE_TY_BOOL &&
-                    struct_contains(s->field_types[k], s, 0)) {
-                    fe_error(s->field_locs[k], "struct '%s' contains itself through field '%s'", s->name,
-                             s->field_names[k]);
-                    s->field_types[k] = err_type();
-                }
-            }
-        }
         for (int i = 0; i < mod->nfuncs; i++) {
             FeFunc *f = mod->funcs[i];
             for (int k = 0; k < f->ntparams; k++) {

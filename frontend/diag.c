@@ -29,7 +29,8 @@ typedef struct Seen {
     SrcLoc loc;
     char *msg;
 } Seen;
-static Seen *seen;
+enum { SEEN_BUCKETS = 4096 };
+static Seen *seen[SEEN_BUCKETS]; /* hashed by line and column */
 
 void fe_diag_add_source(const char *file, const char *text, size_t len)
 {
@@ -61,11 +62,13 @@ void fe_diag_reset(void)
         free(sources);
         sources = n;
     }
-    while (seen) {
-        Seen *n = seen->next;
-        free(seen->msg);
-        free(seen);
-        seen = n;
+    for (int b = 0; b < SEEN_BUCKETS; b++) {
+        while (seen[b]) {
+            Seen *n = seen[b]->next;
+            free(seen[b]->msg);
+            free(seen[b]);
+            seen[b] = n;
+        }
     }
     error_count = 0;
 }
@@ -121,7 +124,8 @@ static void show_line(const Source *s, int line, int col)
 
 static bool already_reported(SrcLoc loc, const char *msg)
 {
-    for (Seen *s = seen; s; s = s->next) {
+    unsigned b = ((unsigned)loc.line * 131u + (unsigned)loc.col) % SEEN_BUCKETS;
+    for (Seen *s = seen[b]; s; s = s->next) {
         if (s->loc.line == loc.line && s->loc.col == loc.col && strcmp(s->msg, msg) == 0 &&
             ((!s->loc.file && !loc.file) || (s->loc.file && loc.file && strcmp(s->loc.file, loc.file) == 0))) {
             return true;
@@ -131,8 +135,8 @@ static bool already_reported(SrcLoc loc, const char *msg)
     if (s) {
         s->loc = loc;
         s->msg = strdup(msg);
-        s->next = seen;
-        seen = s;
+        s->next = seen[b];
+        seen[b] = s;
     }
     return false;
 }

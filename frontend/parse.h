@@ -41,6 +41,7 @@ typedef struct FeParser {
     bool fatal;           /* a fatal scanner error was reported: silence the parser */
     bool deep_reported;   /* "nested too deeply" already reported for this file */
     SrcLoc comment_start; /* start of the open block comment */
+    int cap_imports, cap_structs, cap_funcs, cap_exports; /* capacities of mod's lists */
 } FeParser;
 
 /* parse.c: node constructors shared by the grammar actions. */

@@ -196,8 +196,7 @@ item
           FeImport im = {0};
           im.loc = LOC(@1);
           im.path = $2;
-          int cap = p->mod->nimports;
-          FE_PUSH(p->arena, p->mod->imports, p->mod->nimports, cap, im);
+          FE_PUSH(p->arena, p->mod->imports, p->mod->nimports, p->cap_imports, im);
       }
     | STRUCT NAME '{' fields opt_comma '}' {
           FeStruct *s = fe_alloc(p->arena, sizeof *s);
@@ -207,8 +206,7 @@ item
           s->field_names = $4->names;
           s->field_locs = $4->locs;
           s->field_types = $4->types;
-          int cap = p->mod->nstructs;
-          FE_PUSH(p->arena, p->mod->structs, p->mod->nstructs, cap, s);
+          FE_PUSH(p->arena, p->mod->structs, p->mod->nstructs, p->cap_structs, s);
       }
     | fn_kw NAME tparams_opt '(' params_opt ')' ARROW type attrs body {
           FeFunc *f = fe_alloc(p->arena, sizeof *f);
@@ -220,8 +218,7 @@ item
           f->result = $8;
           if ($9) { f->attrs = $9->items; f->nattrs = $9->n; }
           f->body = $10;
-          int cap = p->mod->nfuncs;
-          FE_PUSH(p->arena, p->mod->funcs, p->mod->nfuncs, cap, f);
+          FE_PUSH(p->arena, p->mod->funcs, p->mod->nfuncs, p->cap_funcs, f);
       }
     | EXPORT NAME '<' targs '>' AS NAME ';' {
           FeExport x = {0};
@@ -231,8 +228,7 @@ item
           x.targs = $4->items;
           x.ntargs = $4->n;
           x.as_name = $7;
-          int cap = p->mod->nexports;
-          FE_PUSH(p->arena, p->mod->exports, p->mod->nexports, cap, x);
+          FE_PUSH(p->arena, p->mod->exports, p->mod->nexports, p->cap_exports, x);
       }
     | error ';' { yyerrok; }
     | error '}' { yyerrok; }
