@@ -86,7 +86,8 @@ FeFunc *fe_instantiate(FeArena *a, FeProgram *p, FeFunc *generic, const FeTArg *
 /* The checked AST as indented text (`--emit=ast`). */
 void fe_print_program(FILE *out, FeArena *a, const FeProgram *p);
 void fe_print_expr(FILE *out, FeArena *a, const FeExpr *e, int indent);
-/* Every tunable template parameter of every entry: `dot.BLOCK int = 256`. */
+/* Every tunable template parameter of every entry of the main file, one per
+ * line: `dot.BLOCK: int = 256` (after -D overrides; `dot.T: float` if no default). */
 void fe_list_params(FILE *out, FeArena *a, const FeProgram *p);
 
 #endif
