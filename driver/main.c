@@ -34,11 +34,14 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: gpuc [options] file.gdsl\n"
             "options:\n"
-            "  --emit=KIND        print KIND: ast (the checked program), tokens\n"
-            "                     (ir, c, cuda come with the IR and backends)\n"
+            "  --emit=KIND        print KIND: ast (the checked program), tokens, ir (after\n"
+            "                     fusion), ir-unfused, c (reference C), cuda (CUDA C)\n"
+            "  --dump-after=PASS  print the IR after pass PASS\n"
+            "  --explain-fusion   say why operations were or were not fused\n"
             "  --list-params      print every tunable template parameter with its default\n"
-            "  -D NAME=VALUE      set template parameter NAME of every entry that has one\n"
-            "  -D ENTRY.NAME=VALUE  set it for one entry only\n"
+            "  -D NAME=VALUE      set template parameter NAME (an integer or a scalar type)\n"
+            "                     in every entry and fn that has one\n"
+            "  -D ENTRY.NAME=VALUE  set it in one entry or fn only\n"
             "  --stdlib DIR       where import \"std/...\" looks (default: $GPUC_STDLIB or\n"
             "                     %s)\n"
             "  -o FILE            write output to FILE instead of standard output\n"
@@ -249,7 +252,7 @@ static int compile(FeArena *a, const Options *o)
     }
     /* ---- end of emit dispatch ---- */
 
-    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, c or cuda)\n", o->emit);
+    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c or cuda)\n", o->emit);
     return 2;
 }
 
