@@ -203,13 +203,16 @@ struct FeExpr {
     FeExprKind kind;
     SrcLoc loc;          /* start of the construct (operator position for binary ops) */
     FeType *type;        /* checked type (NULL before checking) */
-    bool lifted;         /* UNARY/BINARY/CALL(MATH or user scalar fn)/CAST/SECTION-apply:
-                            the scalar operation is applied elementwise; result type is the
-                            broadcast array shape */
+    bool lifted;         /* UNARY, BINARY, CAST, CALL of a MATH builtin (min/max included) or
+                            of a user fn with scalar parameters: the scalar operation is
+                            applied elementwise to array operands; the result type is the
+                            broadcast shape, and each operand's bcast says how it is read */
     FeBcast bcast;       /* how the parent's lifted operation broadcasts this operand */
 
     FeOp op;             /* UNARY, BINARY, SECTION */
-    FeExpr *a, *b, *c;   /* operands (see kinds) */
+    FeExpr *a, *b, *c;   /* operands: UNARY a; BINARY a, b; CALL a = callee NAME; LAMBDA a =
+                            body; FIELD/TUPIDX/INDEX/CAST a = the value; IF a ? b : c;
+                            LET a = value, b = body; FOR a, c = extents, b = body */
 
     FeExpr **args;       /* CALL arguments, TUPLE/ARRAY/STRUCT elements */
     int nargs;
@@ -237,7 +240,7 @@ struct FeExpr {
     FeType *cast_to;     /* CAST: the scalar target type */
 
     FePattern *pat;      /* LET */
-    FeType *annot;       /* LET: the written type annotation, or NULL */
+    FeType *annot;       /* LET: the type annotation (resolved in instances), or NULL */
 
     FePattern **params;  /* LAMBDA parameters */
     int nparams;
