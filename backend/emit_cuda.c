@@ -803,7 +803,8 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     char **pre = names(c, "g_pre%d_%d", 0, W);
     char **exs = names(c, "g_exs%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_ex_sh%d;", ct(wt[j]), exs[j], j); }
-    {
+    if (!filter) {
+        /* (a filter places its items from the tile's prefix instead) */
         int at = 0;
         for (int q = 0; q < nsc; q++) {
             apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
@@ -812,16 +813,30 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     }
     be_line(b, "/* phase 5: each item's prefix%s */", filter ? "; kept items go to their place" : ", the post map, outputs staged for coalesced stores");
     if (filter) {
+        be_line(b, "/* kept values go to shared memory at their place in the tile, then out in coalesced stores */");
+        be_line(b, "__syncthreads();");
+        int offv = 0;
+        for (int j = 0; j < nv; j++) {
+            be_line(b, "%s *g_kv%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), offv);
+            offv += ir_scalar_size(s->outs[j]->elem) * B * I;
+        }
+        be_line(b, "uint32_t g_local = %s;", tex[0]);
         for (int u = 0; u < I; u++) {
             be_line(b, "if (g_x0_%d) {", u);
             b->indent++;
-            for (int j = 0; j < nv; j++) { be_line(b, "%s[%s] = g_y%d_%d;", be_vname(s->outs[j]), pre[0], j, u); }
+            for (int j = 0; j < nv; j++) { be_line(b, "g_kv%d[g_local] = g_y%d_%d;", j, j, u); }
             b->indent--;
             be_line(b, "}");
-            be_line(b, "%s += g_x0_%d;", pre[0], u);
+            be_line(b, "g_local += g_x0_%d;", u);
         }
-        be_line(b, "if (g_base + %d >= %s && threadIdx.x == %d) {", B * I, n, B - 1);
-        be_line(b, "    *%s_out = (int64_t)%s;  /* the last tile knows the total */", be_vname(s->outs[nv]), pre[0]);
+        be_line(b, "__syncthreads();");
+        be_line(b, "const uint32_t g_cnt = g_wsum0[%d];", NW - 1);
+        be_line(b, "const int64_t g_dst = (int64_t)%s;", exs[0]);
+        be_line(b, "for (uint32_t g_k = threadIdx.x; g_k < g_cnt; g_k += %d) {", B);
+        for (int j = 0; j < nv; j++) { be_line(b, "    %s[g_dst + g_k] = g_kv%d[g_k];", be_vname(s->outs[j]), j); }
+        be_line(b, "}");
+        be_line(b, "if (g_base + %d >= %s && threadIdx.x == 0) {", B * I, n);
+        be_line(b, "    *%s_out = g_dst + (int64_t)g_cnt;  /* the last tile knows the total */", be_vname(s->outs[nv]));
         be_line(b, "}");
     } else {
         be_line(b, "__syncthreads();");
