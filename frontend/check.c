@@ -1083,15 +1083,16 @@ static FeType *apply_user(FeFunc *decl, FeExpr **args, FeType **argtys, int n, S
     if (!f || f->has_errors) {
         return err_type();
     }
-    /* Elementwise application: every parameter scalar, some argument an array. */
-    bool all_scalar = true, any_array = false;
+    /* Elementwise application: no parameter is an array (scalars, tuples,
+     * structs), some argument is an array of the parameter's type. */
+    bool all_elems = !has_array(f->result), any_array = false;
     for (int i = 0; i < n; i++) {
-        all_scalar = all_scalar && fe_type_is_scalar(f->params[i].type);
+        all_elems = all_elems && !has_array(f->params[i].type);
         any_array = any_array || argtys[i]->kind == FE_TY_ARRAY;
     }
-    if (all_scalar && any_array && args && fe_type_is_scalar(f->result)) {
+    if (all_elems && any_array && args) {
         for (int i = 0; i < n; i++) {
-            if (elem_of(argtys[i]) != f->params[i].type) {
+            if (!fe_type_equal(elem_of(argtys[i]), f->params[i].type)) {
                 fe_error(args[i]->loc, "argument %d of '%s' has type %s, expected %s", i + 1, decl->name,
                          tstr(argtys[i]), tstr(f->params[i].type));
                 return err_type();
