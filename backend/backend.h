@@ -22,6 +22,8 @@
 
 int be_emit_c(FILE *out, IrModule *m);
 int be_emit_cuda(FILE *out, IrModule *m);
+/* The C backend plus the runner's program table and main (runner/gpuc_program.h). */
+int be_emit_program(FILE *out, IrModule *m);
 
 /* ---- shared by the emitters (backend/emit_expr.c, backend/host.c) ---- */
 typedef struct {

@@ -38,6 +38,8 @@ int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bo
         }
     } else if (strcmp(emit, "c") == 0) {
         rc = be_emit_c(out, m);
+    } else if (strcmp(emit, "program") == 0) {
+        rc = be_emit_program(out, m);
     } else if (strcmp(emit, "cuda") == 0) {
         rc = be_emit_cuda(out, m);
     }

@@ -239,9 +239,10 @@ static int compile(FeArena *a, const Options *o)
     /* ---- emit dispatch (IR + backend owner) ---- */
     /* Lower prog->instances to the IR, run the passes (honouring
      * o->dump_after and o->explain_fusion) and emit ir / c / cuda
-     * (backend/driver_glue.c). ir-unfused stops before fusion. */
+     * (backend/driver_glue.c). ir-unfused stops before fusion; program is the
+     * C backend with the runner's program table and main. */
     if (strcmp(o->emit, "ir") == 0 || strcmp(o->emit, "ir-unfused") == 0 ||
-        strcmp(o->emit, "c") == 0 || strcmp(o->emit, "cuda") == 0) {
+        strcmp(o->emit, "c") == 0 || strcmp(o->emit, "cuda") == 0 || strcmp(o->emit, "program") == 0) {
         extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after,
                                   bool explain, FILE *out);
         if (!output_open(a, &out, o->output)) {

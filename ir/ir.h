@@ -280,6 +280,8 @@ typedef struct {
     int nkernels;
     IrKernel *kernels;
     const char *explain; /* text for --explain-fusion */
+    const char **param_types; /* gdsl type string of each source parameter ("f32[n]") */
+    const char *result_type;  /* gdsl type string of the result */
 } IrEntry;
 
 typedef struct {

@@ -1165,6 +1165,14 @@ static void lower_entry(Lower *L, FeFunc *f) {
         e->sizes[e->nsizes++] = v;
     }
     Env *env = NULL;
+    {
+        /* type strings for the program table (runner/gpuc_program.h) */
+        FeArena *ta = fe_arena_new();
+        e->param_types = ir_alloc(m->arena, sizeof *e->param_types * (size_t)(f->nparams + 1));
+        for (int i = 0; i < f->nparams; i++) { e->param_types[i] = ir_strdup(m->arena, fe_type_str(ta, f->params[i].type)); }
+        e->result_type = ir_strdup(m->arena, fe_type_str(ta, f->result));
+        fe_arena_free(ta);
+    }
     e->groups_in = ir_alloc(m->arena, sizeof *e->groups_in * (size_t)(f->nparams + 1));
     e->params = NULL;
     for (int i = 0; i < f->nparams; i++) {
