@@ -4,7 +4,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build}; shift || true
-if [ ! -f "$dir/build.ninja" ]; then
-  cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
-fi
+# Configure every time (quick when nothing changed): a new top-level folder
+# with a CMakeLists.txt is only picked up by a fresh configure.
+gen=(); [ -f "$dir/CMakeCache.txt" ] || gen=(-G Ninja)
+cmake -S "$root" -B "$dir" "${gen[@]}" "$@" >/dev/null
 cmake --build "$dir" -- -j"$(nproc)" >&2
