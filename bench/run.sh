@@ -146,17 +146,18 @@ if [ $NCU = 1 ] && [ $PEERS_ONLY = 0 ] && command -v ncu >/dev/null; then
       -k "regex:$3" -c "$4" "$1" --case "$2" --sizes 26 --once >>"$RES/ncu.txt" 2>&1 ||
       echo "== ncu exit $?" >>"$RES/ncu.txt"
   }
+  # in order of priority (the budget, BENCH_NCU_BUDGET seconds, may cut the tail)
   prof bench/bin/bench_scan incl_f32 incl_f32_k 1
   prof bench/bin/peers_cub scan_incl DeviceScanKernel 1
-  prof bench/bin/bench_filter filter_f32 filter_f32_k 1
-  prof bench/bin/bench_scan recurrence recurrence_k 1
   prof bench/bin/bench_rows row_softmax row_softmax_k 3
+  prof bench/bin/bench_filter filter_f32 filter_f32_k 1
   prof bench/bin/bench_rows row_sums row_sums_k 1
   prof bench/bin/bench_reduce sum_f32 sum_f32_k 1
-  prof bench/bin/peers_cub sum DeviceReduceKernel 1
-  prof bench/bin/bench_stats mean_var mean_var 1
-  prof bench/bin/bench_stats logsumexp logsumexp 1
   prof bench/bin/bench_matmul matmul matmul_k 1
+  prof bench/bin/bench_scan recurrence recurrence_k 1
+  prof bench/bin/bench_stats mean_var mean_var 1
+  prof bench/bin/peers_cub sum DeviceReduceKernel 1
+  prof bench/bin/bench_stats logsumexp logsumexp 1
   say "ncu done"
 fi
 cat "$RES/table.md"
