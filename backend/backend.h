@@ -46,6 +46,7 @@ typedef struct BeExprCtx {
     const char *const *params;  /* names of the lambda parameters */
     const char *idx[2];         /* names of the element indices */
     int ntmp;                   /* next temporary number (shared across calls) */
+    bool is_var;                /* emit_inner: the result is already a variable */
     int nmemo, capmemo;
     const IrExpr **mexpr;
     char **mname;

@@ -298,6 +298,19 @@ static void emit_entry(CEmit *c, IrEntry *e) {
         case IR_S_SCALAR: emit_scalar(c, s); break;
         }
     }
+    /* an index out of bounds anywhere fails the entry (no results) */
+    be_line(b, "if (gpuc_oob_hit) {");
+    b->indent++;
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (s->dead) { continue; }
+        for (int o = 0; o < s->nouts; o++) {
+            if (s->outs[o]->rank) { be_line(b, "free(%s);", be_vname(s->outs[o])); }
+        }
+    }
+    be_line(b, "return 2;");
+    b->indent--;
+    be_line(b, "}");
     /* results: hand arrays over (copying inputs and repeats), free the rest */
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];

@@ -1260,6 +1260,27 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
+static bool expr_reads(const IrExpr *x) {
+    if (!x) { return false; }
+    return x->kind == IR_E_READ || expr_reads(x->a[0]) || expr_reads(x->a[1]) || expr_reads(x->a[2]);
+}
+
+static bool lambda_reads(const IrLambda *l) {
+    if (!l) { return false; }
+    for (int i = 0; i < l->nres; i++) { if (expr_reads(l->res[i])) { return true; } }
+    return false;
+}
+
+/* Does any kernel of the entry read an array by index (and so may fail)? */
+static bool entry_reads(IrEntry *e) {
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (s->dead) { continue; }
+        if (lambda_reads(s->map) || lambda_reads(s->post)) { return true; }
+    }
+    return false;
+}
+
 static bool is_result(IrEntry *e, IrValue *v, int before) {
     for (int i = 0; i < before; i++) { if (e->results[i] == v) { return true; } }
     return false;
@@ -1278,6 +1299,36 @@ static void host_entry(CuEmit *c, IrEntry *e) {
         be_expr_reset(&c->x);
         host_stmt(c, &e->kernels[i]);
     }
+    if (entry_reads(e)) {
+        be_line(b, "/* an index out of bounds in a kernel fails the entry */");
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "int g_hit = 0;");
+        be_line(b, "GPUC_CK(cudaMemcpyFromSymbol(&g_hit, gpuc_oob_flag_d, sizeof g_hit));");
+        be_line(b, "if (g_hit) {");
+        b->indent++;
+        be_line(b, "long long g_at[2];");
+        be_line(b, "GPUC_CK(cudaMemcpyFromSymbol(g_at, gpuc_oob_at_d, sizeof g_at));");
+        be_line(b, "g_hit = 0;");
+        be_line(b, "GPUC_CK(cudaMemcpyToSymbol(gpuc_oob_flag_d, &g_hit, sizeof g_hit));");
+        be_line(b, "if (!gpuc_oob_hit) { gpuc_oob_hit = 1; gpuc_oob_at[0] = g_at[0]; gpuc_oob_at[1] = g_at[1]; }");
+        b->indent--;
+        be_line(b, "}");
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_line(b, "if (gpuc_oob_hit) {");
+    b->indent++;
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (s->dead || s->kind == IR_S_SCALAR) { continue; }
+        for (int o = 0; o < s->nouts; o++) {
+            if (s->outs[o]->rank) { be_line(b, "gpuc_dfree(%s);", be_vname(s->outs[o])); }
+        }
+    }
+    be_line(b, "return 2;");
+    b->indent--;
+    be_line(b, "}");
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];
         if (!v->rank) { be_line(b, "*out%d = %s;", i, be_vname(v)); continue; }
@@ -1331,6 +1382,10 @@ static void host_entry(CuEmit *c, IrEntry *e) {
         first = false;
     }
     be_printf(b, ");\n");
+    be_line(b, "if (g_rc != 0) {");
+    for (int i = 0; i < e->nparams; i++) { if (e->params[i]->rank) { be_line(b, "    gpuc_dfree(g_d%d);", i); } }
+    be_line(b, "    return g_rc;");
+    be_line(b, "}");
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];
         if (!v->rank) { continue; }
@@ -1410,6 +1465,7 @@ static void host_prelude(BeBuf *b) {
         "template <typename T> T gpuc_dread(const T *p, int64_t i, int64_t n, int64_t j, int64_t m) {\n"
         "    T v = (T)0;\n"
         "    if ((uint64_t)i < (uint64_t)n && (uint64_t)j < (uint64_t)m) { GPUC_CK(cudaMemcpy(&v, p + i * m + j, sizeof(T), cudaMemcpyDeviceToHost)); }\n"
+        "    else { gpuc_oob((uint64_t)i < (uint64_t)n ? j : i, (uint64_t)i < (uint64_t)n ? m : n); }\n"
         "    return v;\n"
         "}\n"
         "inline void gpuc_dfree(const void *p) {\n"

@@ -188,6 +188,13 @@ const char *be_binop(BeExprCtx *c, int op, IrScalar t, const char *a, const char
 
 static const char *name_of(BeExprCtx *c, const IrExpr *e) { return be_expr(c, e); }
 
+/* Does evaluating e read an array (so it must not be evaluated speculatively)? */
+static bool reads_memory(const IrExpr *e) {
+    if (!e) { return false; }
+    if (e->kind == IR_E_READ || e->kind == IR_E_FOLD) { return true; }
+    return reads_memory(e->a[0]) || reads_memory(e->a[1]) || reads_memory(e->a[2]);
+}
+
 static const char *emit_inner(BeExprCtx *c, const IrExpr *e) {
     IrScalar t = e->ty;
     switch (e->kind) {
@@ -228,8 +235,29 @@ static const char *emit_inner(BeExprCtx *c, const IrExpr *e) {
         return be_strf(c, "%s(%s, %s, %s)", fn, a[0], a[1], a[2]);
     }
     case IR_E_SELECT: {
-        const char *x = name_of(c, e->a[0]), *y = name_of(c, e->a[1]), *z = name_of(c, e->a[2]);
-        return be_strf(c, "(%s ? %s : %s)", x, y, z);
+        const char *x = name_of(c, e->a[0]);
+        if (!reads_memory(e->a[1]) && !reads_memory(e->a[2])) {
+            const char *y = name_of(c, e->a[1]), *z = name_of(c, e->a[2]);
+            return be_strf(c, "(%s ? %s : %s)", x, y, z);
+        }
+        /* an arm reads an array: only the taken arm is evaluated (an index
+         * out of bounds in the other arm is no error) */
+        char *r = be_strf(c, "t%d", c->ntmp++);
+        be_line(c->b, "%s %s;", ir_scalar_ctype(t), r);
+        be_line(c->b, "if (%s) {", x);
+        c->b->indent++;
+        int saved = c->nmemo;
+        be_line(c->b, "%s = %s;", r, name_of(c, e->a[1]));
+        c->nmemo = saved;
+        c->b->indent--;
+        be_line(c->b, "} else {");
+        c->b->indent++;
+        be_line(c->b, "%s = %s;", r, name_of(c, e->a[2]));
+        c->nmemo = saved;
+        c->b->indent--;
+        be_line(c->b, "}");
+        c->is_var = true;
+        return r;
     }
     case IR_E_CAST: {
         const char *a = name_of(c, e->a[0]);
@@ -255,14 +283,14 @@ static const char *emit_inner(BeExprCtx *c, const IrExpr *e) {
         if (v->rank == 1 || !e->a[1]) {
             char d0[96];
             snprintf(d0, sizeof d0, "%s", be_vname(v->dims[0]));
-            return be_strf(c, "((uint64_t)(%s) < (uint64_t)%s ? %s[%s] : (%s)0)", i0, d0, arr, i0, ir_scalar_ctype(t));
+            return be_strf(c, "((uint64_t)(%s) < (uint64_t)%s ? %s[%s] : (%s)gpuc_oob(%s, %s))", i0, d0, arr, i0, ir_scalar_ctype(t), i0, d0);
         }
         const char *i1 = name_of(c, e->a[1]);
         char d0[96], d1[96];
         snprintf(d0, sizeof d0, "%s", be_vname(v->dims[0]));
         snprintf(d1, sizeof d1, "%s", be_vname(v->dims[1]));
-        return be_strf(c, "((uint64_t)(%s) < (uint64_t)%s && (uint64_t)(%s) < (uint64_t)%s ? %s[(%s) * %s + (%s)] : (%s)0)",
-                       i0, d0, i1, d1, arr, i0, d1, i1, ir_scalar_ctype(t));
+        return be_strf(c, "((uint64_t)(%s) < (uint64_t)%s && (uint64_t)(%s) < (uint64_t)%s ? %s[(%s) * %s + (%s)] : (%s)gpuc_oob((uint64_t)(%s) < (uint64_t)%s ? (%s) : (%s), (uint64_t)(%s) < (uint64_t)%s ? %s : %s))",
+                       i0, d0, i1, d1, arr, i0, d1, i1, ir_scalar_ctype(t), i0, d0, i1, i0, i0, d0, d1, d0);
     }
     case IR_E_FOLD: {
         const char *cnt = name_of(c, e->a[0]);
@@ -277,6 +305,7 @@ static const char *emit_inner(BeExprCtx *c, const IrExpr *e) {
         c->nmemo = saved;
         c->b->indent--;
         be_line(c->b, "}");
+        c->is_var = true;
         return acc;
     }
     default: IR_UNREACHABLE("not an inner expression");
@@ -294,9 +323,11 @@ const char *be_expr(BeExprCtx *c, const IrExpr *e) {
     case IR_E_FREE: return be_strf(c, "%s", be_vname(e->val));
     default: break;
     }
+    c->is_var = false;
     const char *rhs = emit_inner(c, e);
     char *name;
-    if (e->kind == IR_E_FOLD) {
+    if (c->is_var) {
+        c->is_var = false;
         name = (char *)rhs;
     } else {
         name = be_strf(c, "t%d", c->ntmp++);

@@ -57,6 +57,11 @@ static void adapter(BeBuf *b, IrEntry *e) {
     }
     be_printf(b, ");\n");
     be_line(b, "if (rc != 0) {");
+    be_line(b, "    if (gpuc_oob_hit) {");
+    be_line(b, "        snprintf(err, errlen, \"index %%lld out of bounds for size %%lld\", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]);");
+    be_line(b, "        gpuc_oob_hit = 0;");
+    be_line(b, "        return rc;");
+    be_line(b, "    }");
     be_line(b, "    snprintf(err, errlen, \"the entry failed (%%d)\", rc);");
     be_line(b, "    return rc;");
     be_line(b, "}");

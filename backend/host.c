@@ -81,6 +81,27 @@ void be_prelude(BeBuf *b, bool cuda) {
         "GPUC_FN float gpuc_nanf(void) { union { uint32_t u; float f; } x; x.u = 0x7fc00000u; return x.f; }\n"
         "GPUC_FN double gpuc_inf(void) { union { uint64_t u; double f; } x; x.u = 0x7ff0000000000000ULL; return x.f; }\n"
         "GPUC_FN double gpuc_nan(void) { union { uint64_t u; double f; } x; x.u = 0x7ff8000000000000ULL; return x.f; }\n"
+        "/* an index out of bounds is a run-time error: the first one is recorded and\n"
+        " * the entry fails after its statements; the read itself gives 0 */\n"
+        "#if defined(__CUDACC__)\n"
+        "__device__ int gpuc_oob_flag_d;\n"
+        "__device__ long long gpuc_oob_at_d[2];\n"
+        "#endif\n"
+        "#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n"
+        "int gpuc_oob_hit;\n"
+        "int64_t gpuc_oob_at[2];\n"
+        "#elif !defined(__CUDACC_RTC__)\n"
+        "static int gpuc_oob_hit;\n"
+        "static int64_t gpuc_oob_at[2];\n"
+        "#endif\n"
+        "GPUC_FN int gpuc_oob(int64_t i, int64_t n) {\n"
+        "#if defined(__CUDA_ARCH__)\n"
+        "    if (atomicCAS(&gpuc_oob_flag_d, 0, 1) == 0) { gpuc_oob_at_d[0] = i; gpuc_oob_at_d[1] = n; }\n"
+        "#elif !defined(__CUDACC_RTC__)\n"
+        "    if (!gpuc_oob_hit) { gpuc_oob_hit = 1; gpuc_oob_at[0] = i; gpuc_oob_at[1] = n; }\n"
+        "#endif\n"
+        "    return 0;\n"
+        "}\n"
         "GPUC_FN float gpuc_rsqrtf(float x) { return 1.0f / sqrtf(x); }\n"
         "GPUC_FN double gpuc_rsqrt(double x) { return 1.0 / sqrt(x); }\n"
         "/* ---- end of prelude ---- */\n\n");
@@ -322,7 +343,10 @@ static void main_entry(BeBuf *b, IrEntry *e) {
         first = false;
     }
     be_printf(b, ");\n");
-    be_line(b, "if (rc != 0) { return rc; }");
+    be_line(b, "if (rc != 0) {");
+    be_line(b, "    if (gpuc_oob_hit) { fprintf(stderr, \"error: index %%lld out of bounds for size %%lld\\n\", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]); gpuc_oob_hit = 0; return 1; }");
+    be_line(b, "    return rc;");
+    be_line(b, "}");
     for (int g = 0; g < e->ngroups_out; g++) {
         IrGroup *gr = &e->groups_out[g];
         if (gr->tuple) { be_line(b, "fputc('(', stdout);"); }

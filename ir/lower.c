@@ -687,16 +687,11 @@ static LVal *lower_map(Lower *L, FeExpr *x, Env *env) {
     IrValue *w = NULL;
     int k = 0;
     LVal **params = ir_alloc(m->arena, sizeof *params * (size_t)(narr + 1));
-    for (int i = 0; i < narr; i++) {
-        int before = in.nins;
-        collect_arrays(L, arrs[i], &in, &w, x->loc);
-        (void)before;
-    }
+    for (int i = 0; i < narr; i++) { collect_arrays(L, arrs[i], &in, &w, x->loc); }
     /* element parameters with each argument's structure (leaves now arrays) */
     k = 0;
     for (int i = 0; i < narr; i++) {
-        int n;
-        LVal **lv = flat(L, arrs[i], &n);
+        int n = count_leaves(arrs[i]);
         LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
         for (int j = 0; j < n; j++) { el[j] = lv_scalar(L, ir_e_param(m, in.ins[k]->elem, k)); k++; }
         int at = 0;
