@@ -683,6 +683,23 @@ static LVal *lower_map(Lower *L, FeExpr *x, Env *env) {
         v->var = var; v->len = len; v->body = scalar_of(L, r, x->loc); v->elem = v->body->ty;
         return v;
     }
+    /* Does the function capture values of an enclosing lambda or
+     * comprehension (its index, its parameters)?  Then this map cannot be a
+     * statement of its own: it is a virtual array over the inputs. */
+    if (narr == 1 && arrs[0]->kind == LV_ARRAY && arrs[0]->arr->rank == 1) {
+        int var = L->next_var++;
+        LVal *el = lv_scalar(L, ir_e_read(m, arrs[0]->arr, ir_e_loopvar(m, var), NULL));
+        LVal *r = apply(L, f, &el, 1, x->loc);
+        if (r->kind == LV_SCALAR &&
+            !invariant(subst_loopvar(L, r->x, var, ir_e_const_i(m, IR_I64, 0)))) {
+            LVal *v = lv_new(L, LV_VARR);
+            v->var = var;
+            v->len = ir_e_free(m, arrs[0]->arr->dims[0]);
+            v->body = r->x;
+            v->elem = r->x->ty;
+            return v;
+        }
+    }
     Ins in = { 0 };
     IrValue *w = NULL;
     int k = 0;
