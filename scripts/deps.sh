@@ -10,6 +10,7 @@ command -v ninja   >/dev/null 2>&1 || need+=(ninja-build)
 command -v flex    >/dev/null 2>&1 || need+=(flex)
 command -v bison   >/dev/null 2>&1 || need+=(bison)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
 [ -x /usr/lib/llvm-16/bin/FileCheck ] && [ -f /usr/lib/llvm-16/build/utils/lit/lit.py ] || need+=(llvm-16-tools)
 if [ ${#need[@]} -gt 0 ]; then
   echo "gpuc: installing ${need[*]}" >&2

@@ -34,3 +34,9 @@ if os.path.exists(os.path.join(config.cuda_home, "lib64", "libnvrtc.so")) or \
 import shutil
 if shutil.which("valgrind") and not config.sanitize:
     config.available_features.add("valgrind")
+# no-gpu-driver: libcuda.so.1 cannot be loaded here (CI and developer machines).
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+except OSError:
+    config.available_features.add("no-gpu-driver")
