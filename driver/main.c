@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "frontend.h"
 
 #ifndef GPUC_STDLIB_DIR
@@ -26,13 +27,19 @@ typedef struct Options {
     const char *dump_after;   /* --dump-after=PASS (IR owner) */
     bool explain_fusion;      /* --explain-fusion (IR owner) */
     bool list_params;
+    const char *arch;         /* --arch=sm_80,sm_90: cubins embedded by -o */
+    const char *gpuc_home;    /* --gpuc-home PREFIX: runtime libraries for -o */
     FeOptions fe;
 } Options;
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: gpuc [options] file.gdsl\n"
+            "usage: gpuc [options] file.gdsl                  check, or emit with --emit\n"
+            "       gpuc [options] file.gdsl -o PROG          build the executable PROG\n"
+            "       gpuc run [-v] [options] file.gdsl [ARGS]  build (cached) and run it with ARGS\n"
+            "       gpuc test [--backend=c|cuda] [-k ENTRY] FILES-OR-DIRS...\n"
+            "                                                 run the //! test blocks\n"
             "options:\n"
             "  --emit=KIND        print KIND: ast (the checked program), tokens, ir (after\n"
             "                     fusion), ir-unfused, c (reference C), cuda (CUDA C)\n"
@@ -44,8 +51,12 @@ static void usage(FILE *out)
             "  -D ENTRY.NAME=VALUE  set it in one entry or fn only\n"
             "  --stdlib DIR       where import \"std/...\" looks (default: $GPUC_STDLIB or\n"
             "                     %s)\n"
-            "  -o FILE            write output to FILE instead of standard output\n"
-            "  -e NAME            the entry point an executable runs\n"
+            "  -o FILE            write output to FILE instead of standard output; without\n"
+            "                     --emit, build the executable FILE (docs/executables.md)\n"
+            "  -e NAME            the entry point an executable runs when not given -e\n"
+            "  --arch=LIST        GPU architectures for the executable (default sm_80,sm_90)\n"
+            "  --gpuc-home DIR    where the runtime libraries are (DIR/lib, DIR/include;\n"
+            "                     default: $GPUC_HOME, else this build tree)\n"
             "  --help             show this help\n"
             "  --version          show the version\n",
             GPUC_STDLIB_DIR);
@@ -127,6 +138,19 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
                 bad_usage("%s needs an entry name", arg);
             }
             o->entry = argv[i];
+        } else if (strncmp(arg, "--arch=", 7) == 0 || strcmp(arg, "--arch") == 0) {
+            if (!arg[6] && ++i >= argc) {
+                bad_usage("%s needs a list like sm_80,sm_90", arg);
+            }
+            o->arch = arg[6] ? arg + 7 : argv[i];
+            if (drv_check_arch(o->arch) != 0) {
+                exit(2);
+            }
+        } else if (strncmp(arg, "--gpuc-home=", 12) == 0 || strcmp(arg, "--gpuc-home") == 0) {
+            if (!arg[11] && ++i >= argc) {
+                bad_usage("%s needs a directory", arg);
+            }
+            o->gpuc_home = arg[11] ? arg + 12 : argv[i];
         } else if (strcmp(arg, "-o") == 0) {
             if (++i >= argc) {
                 bad_usage("%s needs a file name", arg);
@@ -226,7 +250,11 @@ static int compile(FeArena *a, const Options *o)
         return output_close(&out, true) ? 0 : 1;
     }
     if (!o->emit) {
-        return 0; /* check only, until code generation exists */
+        if (o->output) {   /* -o without --emit: an executable */
+            DrvBuildOptions bo = { o->entry, o->arch, o->gpuc_home, false };
+            return drv_build_exe(prog, &bo, o->output);
+        }
+        return 0; /* check only */
     }
     if (strcmp(o->emit, "ast") == 0) {
         if (!output_open(a, &out, o->output)) {
@@ -257,12 +285,116 @@ static int compile(FeArena *a, const Options *o)
     return 2;
 }
 
+/* Does option `arg` of gpuc take the next argument as its value? */
+static bool takes_value(const char *arg)
+{
+    static const char *const with_value[] = { "-D", "-e", "-o", "--emit", "--stdlib", "--dump-after",
+                                              "--arch", "--gpuc-home", NULL };
+    for (int i = 0; with_value[i]; i++) {
+        if (strcmp(arg, with_value[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* gpuc run [-v] [options] file.gdsl [program arguments]: gpuc's options up
+ * to the file, the program's after it. */
+static int run_command(FeArena *a, int argc, char **argv)
+{
+    bool verbose = false;
+    int file = 1;
+    char *sub[256];
+    int nsub = 0;
+    sub[nsub++] = "gpuc";
+    for (; file < argc; file++) {
+        const char *arg = argv[file];
+        if (strcmp(arg, "-v") == 0) {
+            verbose = true;
+            continue;
+        }
+        if (arg[0] != '-' || !arg[1]) {
+            break;
+        }
+        if (strcmp(arg, "-o") == 0 || strncmp(arg, "--emit", 6) == 0) {
+            bad_usage("gpuc run does not take %s", arg);
+        }
+        if (nsub + 2 >= 255) {
+            bad_usage("%s: too many options for gpuc run", arg);
+        }
+        sub[nsub++] = argv[file];
+        if (takes_value(arg) && file + 1 < argc) {
+            sub[nsub++] = argv[++file];
+        }
+    }
+    if (file >= argc) {
+        bad_usage("%sgpuc run needs a .gdsl file", "");
+    }
+    sub[nsub++] = argv[file];
+    Options o = {0};
+    parse_args(a, nsub, sub, &o);
+    FeProgram *prog = fe_parse(a, o.input, &o.fe);
+    if (!prog || fe_error_count()) {
+        return 1;
+    }
+    fe_check(a, prog, &o.fe);
+    if (fe_error_count()) {
+        return 1;
+    }
+    /* the cache key: every option given to gpuc (the sources are added by drv_run_cached) */
+    size_t klen = 1;
+    for (int i = 1; i < nsub; i++) {
+        klen += strlen(sub[i]) + 1;
+    }
+    klen += strlen(o.fe.stdlib_dir) + 1;
+    char *key = calloc(klen, 1);
+    if (!key) {
+        return 1;
+    }
+    for (int i = 1; i < nsub; i++) {
+        strcat(key, sub[i]);
+        strcat(key, "\n");
+    }
+    strcat(key, o.fe.stdlib_dir);
+    /* the program's argv: its name (the file's, without .gdsl) and the rest */
+    const char *base = strrchr(o.input, '/');
+    base = base ? base + 1 : o.input;
+    size_t blen = strlen(base);
+    if (blen > 5 && strcmp(base + blen - 5, ".gdsl") == 0) {
+        blen -= 5;
+    }
+    char **args = malloc((size_t)(argc - file + 1) * sizeof(char *));
+    if (!args) {
+        return 1;
+    }
+    args[0] = fe_strndup(a, base, blen);
+    for (int i = file + 1; i < argc; i++) {
+        args[i - file] = argv[i];
+    }
+    args[argc - file] = NULL;
+    DrvBuildOptions bo = { o.entry, o.arch, o.gpuc_home, verbose };
+    int status = drv_run_cached(prog, &bo, key, args);
+    free(args);
+    free(key);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "test") == 0) {
+        return drv_test_main(argc - 1, argv + 1);
+    }
     FeArena *a = fe_arena_new();
+    int status;
+    if (argc > 1 && strcmp(argv[1], "run") == 0) {
+        status = run_command(a, argc - 1, argv + 1);
+        fe_arena_free(a);
+        fe_diag_reset();
+        return status;
+    }
     Options o = {0};
     parse_args(a, argc, argv, &o);
-    int status = compile(a, &o);
+    status = compile(a, &o);
     fe_arena_free(a);
     fe_diag_reset();
     return status;

@@ -1,0 +1,530 @@
+/* build_exe.c: `gpuc prog.gdsl -o prog` and `gpuc run`. The checked program
+ * goes through the backend's --emit=program path (the C backend plus the
+ * runner's GpucProgram table and main) into a temporary directory, then the
+ * system C compiler ($CC, default cc) compiles and links it against
+ * libgpuc_runner.a and libgpuc_runtime.a. Those libraries and their headers
+ * are found in the install prefix given by --gpuc-home or $GPUC_HOME
+ * (PREFIX/lib, PREFIX/include), else in the build tree this gpuc came from
+ * (paths baked in by driver/CMakeLists.txt). `gpuc run` keeps executables in
+ * $XDG_CACHE_HOME/gpuc/programs/KEY/, KEY hashing the sources, options and
+ * gpuc itself. */
+#define _XOPEN_SOURCE 700 /* mkdtemp, mkstemp, realpath, strdup */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "driver.h"
+
+#ifndef GPUC_VERSION
+#define GPUC_VERSION "0.0.0"
+#endif
+/* The build tree's headers and libraries (driver/CMakeLists.txt). */
+#ifndef GPUC_BUILD_INCLUDE_RUNTIME
+#define GPUC_BUILD_INCLUDE_RUNTIME ""
+#endif
+#ifndef GPUC_BUILD_INCLUDE_RUNNER
+#define GPUC_BUILD_INCLUDE_RUNNER ""
+#endif
+#ifndef GPUC_BUILD_LIB_RUNTIME
+#define GPUC_BUILD_LIB_RUNTIME ""
+#endif
+#ifndef GPUC_BUILD_LIB_RUNNER
+#define GPUC_BUILD_LIB_RUNNER ""
+#endif
+#ifndef GPUC_INSTALL_LIBDIR
+#define GPUC_INSTALL_LIBDIR "lib"
+#endif
+/* Extra flags for compiling and linking programs: the sanitizer build's
+ * libraries need the sanitizer runtimes. */
+#ifndef GPUC_EXE_FLAGS
+#define GPUC_EXE_FLAGS ""
+#endif
+
+/* the backend's one entry point (backend/driver_glue.c) */
+extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out);
+
+static char *xstrdup(const char *s)
+{
+    char *r = strdup(s);
+    if (!r) {
+        fprintf(stderr, "gpuc: error: out of memory\n");
+        exit(1);
+    }
+    return r;
+}
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = malloc((size_t)n + 1);
+    if (!s) {
+        fprintf(stderr, "gpuc: error: out of memory\n");
+        exit(1);
+    }
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+char *drv_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n + 1 < cap) {
+            break;
+        }
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+        }
+        buf = nb;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    if (len) {
+        *len = n;
+    }
+    return buf;
+}
+
+int drv_spawn(char *const argv[], const char *in, const char *out, const char *err)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        return 127;
+    }
+    if (pid == 0) {
+        const char *paths[3] = { in, out, err };
+        for (int fdn = 0; fdn < 3; fdn++) {
+            if (!paths[fdn]) {
+                continue;
+            }
+            int fd = fdn == 0 ? open(paths[fdn], O_RDONLY) : open(paths[fdn], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0 || dup2(fd, fdn) < 0) {
+                _exit(127);
+            }
+            close(fd);
+        }
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot run '%s': %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            return 127;
+        }
+    }
+    if (WIFSIGNALED(st)) {
+        return 128 + WTERMSIG(st);
+    }
+    return WEXITSTATUS(st);
+}
+
+char *drv_temp_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *dir = xprintf("%s/gpuc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "gpuc: error: cannot create a temporary directory '%s': %s\n", dir, strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+void drv_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+                continue;
+            }
+            char *p = xprintf("%s/%s", dir, e->d_name);
+            unlink(p);
+            free(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+int drv_check_arch(const char *arch)
+{
+    if (!arch || !*arch) {
+        fprintf(stderr, "gpuc: error: --arch needs a list like sm_80,sm_90\n");
+        return -1;
+    }
+    const char *p = arch;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        bool ok = n >= 5 && n <= 7 && strncmp(p, "sm_", 3) == 0;
+        for (size_t i = 3; ok && i < n; i++) {
+            ok = p[i] >= '0' && p[i] <= '9';
+        }
+        if (!ok) {
+            fprintf(stderr, "gpuc: error: --arch: '%.*s' is not an architecture (expected sm_NN, e.g. sm_80,sm_90)\n",
+                    (int)n, p);
+            return -1;
+        }
+        if (!end) {
+            return 0;
+        }
+        p = end + 1;
+    }
+}
+
+static bool is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Where the headers and the two libraries are. */
+typedef struct Toolchain {
+    char *inc_runtime, *inc_runner, *lib_runtime, *lib_runner;
+} Toolchain;
+
+static void toolchain_free(Toolchain *t)
+{
+    free(t->inc_runtime);
+    free(t->inc_runner);
+    free(t->lib_runtime);
+    free(t->lib_runner);
+}
+
+static bool find_toolchain(const DrvBuildOptions *bo, Toolchain *t)
+{
+    const char *home = bo->gpuc_home;
+    const char *from = "--gpuc-home";
+    if (!home) {
+        const char *env = getenv("GPUC_HOME");
+        if (env && *env) {
+            home = env;
+            from = "GPUC_HOME";
+        }
+    }
+    if (home) {
+        t->inc_runtime = xprintf("%s/include", home);
+        t->inc_runner = xprintf("%s/include", home);
+        const char *libdirs[] = { GPUC_INSTALL_LIBDIR, "lib", "lib64" };
+        bool found = false; /* the first that has both, else the first */
+        for (int i = 0; i < 3 && !found; i++) {
+            char *rt = xprintf("%s/%s/libgpuc_runtime.a", home, libdirs[i]);
+            char *rn = xprintf("%s/%s/libgpuc_runner.a", home, libdirs[i]);
+            found = is_file(rt) && is_file(rn);
+            if (found || i == 0) {
+                free(t->lib_runtime);
+                free(t->lib_runner);
+                t->lib_runtime = rt;
+                t->lib_runner = rn;
+            } else {
+                free(rt);
+                free(rn);
+            }
+        }
+    } else {
+        from = "the build tree";
+        t->inc_runtime = xstrdup(GPUC_BUILD_INCLUDE_RUNTIME);
+        t->inc_runner = xstrdup(GPUC_BUILD_INCLUDE_RUNNER);
+        t->lib_runtime = xstrdup(GPUC_BUILD_LIB_RUNTIME);
+        t->lib_runner = xstrdup(GPUC_BUILD_LIB_RUNNER);
+    }
+    char *h1 = xprintf("%s/gpuc.h", t->inc_runtime);
+    char *h2 = xprintf("%s/gpuc_program.h", t->inc_runner);
+    const char *missing = !is_file(t->lib_runner) ? t->lib_runner
+                          : !is_file(t->lib_runtime) ? t->lib_runtime
+                          : !is_file(h1) ? h1
+                          : !is_file(h2) ? h2 : NULL;
+    if (missing) {
+        fprintf(stderr,
+                "gpuc: error: cannot build an executable: '%s' not found (libraries and headers from %s%s%s); "
+                "set GPUC_HOME or --gpuc-home to the prefix gpuc was installed in (with lib/ and include/)\n",
+                missing, from, home ? " = " : "", home ? home : "");
+    }
+    free(h1);
+    free(h2);
+    if (missing) {
+        toolchain_free(t);
+    }
+    return !missing;
+}
+
+/* Split a command (like $CC, "ccache cc") at blanks into argv. */
+static int split_words(char *s, char **out, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, " \t"); tok && n < max; tok = strtok(NULL, " \t")) {
+        out[n++] = tok;
+    }
+    return n;
+}
+
+int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path)
+{
+    if (bo->arch && drv_check_arch(bo->arch) != 0) {
+        return 1;
+    }
+    Toolchain tc = { 0 };
+    if (!find_toolchain(bo, &tc)) {
+        return 1;
+    }
+    int status = 1;
+    char *dir = drv_temp_dir();
+    char *gen = NULL, *unit = NULL, *log = NULL, *tmp_out = NULL;
+    if (!dir) {
+        goto done;
+    }
+    gen = xprintf("%s/program.c", dir);
+    log = xprintf("%s/cc.log", dir);
+    FILE *f = fopen(gen, "w");
+    if (!f) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", gen, strerror(errno));
+        goto done;
+    }
+    int rc = be_driver_emit(prog, "program", NULL, false, f);
+    if (fclose(f) != 0 || rc != 0) {
+        if (rc == 0) {
+            fprintf(stderr, "gpuc: error: cannot write '%s'\n", gen);
+        }
+        goto done;
+    }
+    unit = gen;
+    if (bo->entry) {
+        /* The generated main, renamed, behind one that adds `-e ENTRY` when
+         * the command line does not choose an entry itself. */
+        unit = xprintf("%s/main.c", dir);
+        f = fopen(unit, "w");
+        if (!f) {
+            fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", unit, strerror(errno));
+            goto done;
+        }
+        fprintf(f,
+                "#define main gpuc_generated_main\n"
+                "#include \"program.c\"\n"
+                "#undef main\n"
+                "int main(int argc, char **argv) {\n"
+                "    for (int i = 1; i < argc; i++) {\n"
+                "        if (strcmp(argv[i], \"-e\") == 0 || strncmp(argv[i], \"--entry\", 7) == 0) {\n"
+                "            return gpuc_generated_main(argc, argv);\n"
+                "        }\n"
+                "    }\n"
+                "    char **v = malloc(((size_t)argc + 3) * sizeof *v);\n"
+                "    if (!v) { return 1; }\n"
+                "    v[0] = argv[0]; v[1] = \"-e\"; v[2] = \"%s\";\n"
+                "    for (int i = 1; i <= argc; i++) { v[i + 2] = argv[i]; }\n"
+                "    int rc = gpuc_generated_main(argc + 2, v);\n"
+                "    free(v);\n"
+                "    return rc;\n"
+                "}\n",
+                bo->entry);
+        if (fclose(f) != 0) {
+            fprintf(stderr, "gpuc: error: cannot write '%s'\n", unit);
+            goto done;
+        }
+    }
+
+    /* link to a temporary next to the target, renamed when complete */
+    tmp_out = xprintf("%s.tmp.XXXXXX", out_path);
+    int fd = mkstemp(tmp_out);
+    if (fd < 0) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", out_path, strerror(errno));
+        free(tmp_out);
+        tmp_out = NULL;
+        goto done;
+    }
+    close(fd);
+
+    const char *cc_env = getenv("CC");
+    char *cc = xstrdup(cc_env && *cc_env ? cc_env : "cc");
+    char *flags = xstrdup(GPUC_EXE_FLAGS);
+    char *inc1 = xprintf("-I%s", tc.inc_runtime);
+    char *inc2 = xprintf("-I%s", tc.inc_runner);
+    char *argv[64];
+    int n = split_words(cc, argv, 8);
+    if (n == 0) {
+        argv[n++] = "cc";
+    }
+    argv[n++] = "-std=c11";
+    argv[n++] = "-O2";
+    argv[n++] = "-w"; /* generated code: its warnings are the backend's business, not the user's */
+    n += split_words(flags, argv + n, 16);
+    argv[n++] = inc1;
+    argv[n++] = inc2;
+    argv[n++] = unit;
+    argv[n++] = tc.lib_runner;
+    argv[n++] = tc.lib_runtime;
+    argv[n++] = "-lm";
+    argv[n++] = "-ldl";
+    argv[n++] = "-lpthread";
+    argv[n++] = "-o";
+    argv[n++] = tmp_out;
+    argv[n] = NULL;
+    int cst = drv_spawn(argv, "/dev/null", log, log);
+    if (cst != 0) {
+        size_t len = 0;
+        char *text = drv_read_file(log, &len);
+        fprintf(stderr, "gpuc: internal error: the C compiler '%s' failed (exit status %d) on the generated program:\n",
+                argv[0], cst);
+        if (text && len) {
+            fprintf(stderr, "%s%s", text, text[len - 1] == '\n' ? "" : "\n");
+        }
+        free(text);
+    } else if (chmod(tmp_out, 0755) != 0 || rename(tmp_out, out_path) != 0) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", out_path, strerror(errno));
+    } else {
+        status = 0;
+    }
+    free(cc);
+    free(flags);
+    free(inc1);
+    free(inc2);
+
+done:
+    if (tmp_out) {
+        if (status != 0) {
+            unlink(tmp_out);
+        }
+        free(tmp_out);
+    }
+    if (dir) {
+        drv_remove_dir(dir);
+    }
+    if (unit != gen) {
+        free(unit);
+    }
+    free(gen);
+    free(log);
+    free(dir);
+    toolchain_free(&tc);
+    return status;
+}
+
+/* ---- gpuc run: the cache ---- */
+
+/* FNV-1a, two lanes with different offsets: a 128-bit cache key. */
+typedef struct Hash {
+    uint64_t a, b;
+} Hash;
+
+static void hash_bytes(Hash *h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) {
+        h->a = (h->a ^ s[i]) * 0x100000001b3ull;
+        h->b = (h->b ^ s[i]) * 0x100000001b3ull;
+        h->b ^= h->b >> 29;
+    }
+    /* a separator, so ("ab", "c") and ("a", "bc") differ */
+    h->a = (h->a ^ (uint64_t)n) * 0x100000001b3ull;
+    h->b = (h->b ^ (uint64_t)n) * 0x100000001b3ull;
+}
+
+static char *cache_root(void)
+{
+    const char *x = getenv("XDG_CACHE_HOME");
+    if (x && *x) {
+        return xprintf("%s/gpuc/programs", x);
+    }
+    const char *home = getenv("HOME");
+    return xprintf("%s/.cache/gpuc/programs", home && *home ? home : "/tmp");
+}
+
+static int mkdir_p(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            int r = mkdir(path, 0755);
+            *p = '/';
+            if (r != 0 && errno != EEXIST) {
+                return -1;
+            }
+        }
+    }
+    return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_text, char **args)
+{
+    Hash h = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+    hash_bytes(&h, GPUC_VERSION, strlen(GPUC_VERSION));
+    hash_bytes(&h, key_text, strlen(key_text));
+    /* gpuc itself: a rebuilt compiler (same version) makes new programs */
+    struct stat self;
+    if (stat("/proc/self/exe", &self) == 0) {
+        hash_bytes(&h, &self.st_size, sizeof self.st_size);
+        hash_bytes(&h, &self.st_mtime, sizeof self.st_mtime);
+    }
+    for (int i = 0; i < prog->nmodules; i++) {
+        const char *path = prog->modules[i]->path;
+        size_t len = 0;
+        char *text = drv_read_file(path, &len);
+        hash_bytes(&h, path, strlen(path));
+        if (text) {
+            hash_bytes(&h, text, len);
+        }
+        free(text);
+    }
+    char *root = cache_root();
+    char *dir = xprintf("%s/%016llx%016llx", root, (unsigned long long)h.a, (unsigned long long)h.b);
+    char *exe = xprintf("%s/prog", dir);
+    int status = 0;
+    if (access(exe, X_OK) == 0) {
+        if (bo->verbose) {
+            fprintf(stderr, "gpuc run: cached %s\n", exe);
+        }
+    } else {
+        if (bo->verbose) {
+            fprintf(stderr, "gpuc run: building %s\n", exe);
+        }
+        if (mkdir_p(dir) != 0) {
+            fprintf(stderr, "gpuc: error: cannot create the cache directory '%s': %s\n", dir, strerror(errno));
+            status = 1;
+        } else {
+            status = drv_build_exe(prog, bo, exe);
+        }
+    }
+    if (status == 0) {
+        fflush(stdout);
+        fflush(stderr);
+        execv(exe, args);
+        fprintf(stderr, "gpuc: error: cannot run '%s': %s\n", exe, strerror(errno));
+        status = 1;
+    }
+    free(root);
+    free(dir);
+    free(exe);
+    return status;
+}

@@ -1,0 +1,49 @@
+/* driver.h: the gpuc command's own pieces beyond the pipeline in main.c:
+ * building executables (`gpuc prog.gdsl -o prog`, build_exe.c), running them
+ * through a cache (`gpuc run`), and the test-block runner (`gpuc test`,
+ * test_cmd.c). Prefix drv_. */
+#ifndef GPUC_DRIVER_H
+#define GPUC_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frontend.h"
+
+/* How an executable is built. */
+typedef struct DrvBuildOptions {
+    const char *entry;      /* -e NAME: the entry run when the command line names none; NULL = none */
+    const char *arch;       /* --arch=sm_80,sm_90 (NULL = the default list) */
+    const char *gpuc_home;  /* --gpuc-home PREFIX; NULL = $GPUC_HOME, else the build tree */
+    bool verbose;           /* gpuc run -v: say whether the cache was hit */
+} DrvBuildOptions;
+
+/* Check an --arch list (sm_NN[,sm_NN...]); 0 if good, else report and -1. */
+int drv_check_arch(const char *arch);
+
+/* Emit the program for `prog` (already checked), compile and link it into
+ * the executable out_path (written under a temporary name and renamed, so
+ * nothing partial appears). Returns the exit status: 0, or 1 after errors. */
+int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path);
+
+/* `gpuc run`: build into the cache unless the key (key_text: the options,
+ * hashed with every source file of prog and gpuc's version) is there, then
+ * exec the program with args (args[0] is the program name). Returns only on
+ * failure, with the exit status. */
+int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_text, char **args);
+
+/* `gpuc test [options] files-or-dirs...` (argv[0] = "test"). Exit status. */
+int drv_test_main(int argc, char **argv);
+
+/* Run argv[0] (searched in PATH) with stdin/stdout/stderr from/to the given
+ * files (NULL: inherited). Returns the exit status, 128+signal when killed,
+ * or 127 when it could not be started. */
+int drv_spawn(char *const argv[], const char *in, const char *out, const char *err);
+
+/* A fresh temporary directory (malloc'd path) and its removal with its files. */
+char *drv_temp_dir(void);
+void drv_remove_dir(const char *dir);
+/* Whole file into a malloc'd NUL-terminated buffer; NULL on failure. */
+char *drv_read_file(const char *path, size_t *len);
+
+#endif
