@@ -94,9 +94,21 @@ def main():
         for b in blocks(f):
             items = join_values(b["lines"])
             text = " ".join(items)
-            if b["entry"] not in entries or not ok or re.search(r"random|file\s+\"|expect reference|define|\{|empty\(|\[\s*\(", text):
+            if b["entry"] not in entries or not ok or re.search(r"random|file\s+\"|expect reference|\{|empty\(|\[\s*\(", text):
                 nskip += 1
                 continue
+            defines = [re.match(r"define\s+(\w+)\s*=\s*(\S+)", it) for it in items if it.startswith("define")]
+            binary = base
+            if defines:
+                # a program built with the block's template parameters (-D NAME=VALUE)
+                tag = "_".join("%s%s" % (d.group(1), d.group(2)) for d in defines)
+                binary = base + "_" + re.sub(r"\W", "_", tag)
+                if not os.path.exists(binary):
+                    dargs = sum((["-D", "%s=%s" % (d.group(1), d.group(2))] for d in defines), [])
+                    if subprocess.run([gpuc, "--emit=c"] + dargs + [f, "-o", binary + ".c"], capture_output=True).returncode != 0 or \
+                       subprocess.run([cc, "-std=c99", "-O1", "-DGPUC_MAIN", binary + ".c", "-o", binary, "-lm"], capture_output=True).returncode != 0:
+                        nskip += 1
+                        continue
             inputs, expect, err, rel, ab = {}, None, None, 1e-5, 1e-6
             for it in items:
                 if it.startswith("expect error"):
@@ -110,6 +122,8 @@ def main():
                     else:
                         rel = float(parts[0])
                         ab = float(parts[1]) if len(parts) > 1 else rel
+                elif it.startswith("define"):
+                    pass
                 elif "=" in it:
                     k, v = it.split("=", 1)
                     inputs[k.strip()] = v.strip()
@@ -117,7 +131,7 @@ def main():
             if any(n not in inputs for n in names) or (expect is None and err is None):
                 nskip += 1
                 continue
-            p = subprocess.run([base, "-e", b["entry"]], input="\n".join(inputs[n] for n in names),
+            p = subprocess.run([binary, "-e", b["entry"]], input="\n".join(inputs[n] for n in names),
                                capture_output=True, text=True)
             label = "%s: test %s: %s" % (f, b["entry"], b["desc"])
             if err is not None:
