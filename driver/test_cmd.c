@@ -979,6 +979,7 @@ static Block *read_blocks(char *src, int *nblocks)
 
 typedef struct Sig {
     char *name;
+    char *broken;  /* the runner's complaint when --help could not show the signature */
     int nparams;
     char **pnames, **ptypes;
     char *result;
@@ -1000,6 +1001,7 @@ static void build_free(Build *b)
     free(b->log);
     for (int i = 0; i < b->nsigs; i++) {
         free(b->sigs[i].name);
+        free(b->sigs[i].broken);
         for (int j = 0; j < b->sigs[i].nparams; j++) {
             free(b->sigs[i].pnames[j]);
             free(b->sigs[i].ptypes[j]);
@@ -1030,7 +1032,15 @@ static void read_sigs(Build *b, char *help)
         while (arrow && strstr(arrow + 1, ") -> ")) {
             arrow = strstr(arrow + 1, ") -> ");
         }
-        if (open && arrow) {
+        if (!arrow && *line) {
+            /* "name  (internal error: ...)": the runner rejected the entry's table */
+            size_t nlen = strcspn(line, " (");
+            b->sigs = xrealloc(b->sigs, (size_t)(b->nsigs + 1) * sizeof *b->sigs);
+            Sig *s = &b->sigs[b->nsigs++];
+            memset(s, 0, sizeof *s);
+            s->name = xstrndup(line, nlen);
+            s->broken = xstrdup(trim(line + nlen));
+        } else if (open && arrow) {
             b->sigs = xrealloc(b->sigs, (size_t)(b->nsigs + 1) * sizeof *b->sigs);
             Sig *s = &b->sigs[b->nsigs++];
             memset(s, 0, sizeof *s);
@@ -1408,6 +1418,12 @@ static void run_block(TestRun *tr, const char *file, const Block *bl, Build **bu
     if (!sig) {
         tr->skipped++;
         report(tr, file, bl, "SKIP", "'%s' is not an entry of the built program (fns tested as entries need the backend to export them)", bl->entry);
+        free(errbuf);
+        return;
+    }
+    if (sig->broken) {
+        tr->failed++;
+        report(tr, file, bl, "FAIL", "the program cannot run '%s': %s", bl->entry, sig->broken);
         free(errbuf);
         return;
     }
