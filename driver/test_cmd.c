@@ -810,13 +810,14 @@ static char *gen_random(const char *spec, const char *path, bool *unsupported)
         return xstrdup("random input: bad seed");
     }
     Type *t = parse_type(trim(s));
-    free(s);
     if (!t) {
+        free(s);
         return xstrdup("random input: cannot read its type");
     }
     Type *e = t->k == T_ARRAY ? t->elem : t;
     if (e->k != T_SCALAR || (t->k == T_ARRAY && (t->dims[0] < 0 || (t->rank == 2 && t->dims[1] < 0)))) {
         type_free(t);
+        free(s);
         *unsupported = true;
         return xstrdup("generated inputs of tuples or structs are not supported by gpuc test yet");
     }
@@ -839,6 +840,7 @@ static char *gen_random(const char *spec, const char *path, bool *unsupported)
             ihi = hi_s[0] == '-' ? (__int128)strtoll(hi_s, NULL, 0) : (__int128)strtoull(hi_s, NULL, 0);
         }
     }
+    free(s); /* lo_s and hi_s point into it */
     unsigned char *data = xmalloc(count * kind_size[k]);
     for (size_t i = 0; i < count; i++) {
         uint32_t b[4];
