@@ -21,7 +21,9 @@ int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bo
             return 1;
         }
     }
-    IrModule *m = ir_lower(prog, NULL);
+    IrLowerOptions lo = { 0 };
+    lo.fns_as_entries = strcmp(emit, "program") == 0;  /* test blocks may call helper fns */
+    IrModule *m = ir_lower(prog, &lo);
     if (!m || fe_error_count()) {
         ir_module_free(m);
         return 1;

@@ -345,6 +345,7 @@ typedef struct {
     int ndefines;
     const char **define_names;   /* "BLOCK" or "dot.BLOCK" */
     long long *define_values;
+    bool fns_as_entries;         /* also non-template helper fns of the main file (executables) */
 } IrLowerOptions;
 /* Returns NULL after printing diagnostics on error. */
 IrModule *ir_lower(struct FeProgram *prog, const IrLowerOptions *opts);

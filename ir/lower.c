@@ -54,6 +54,7 @@ typedef struct {
     FeFunc *entry;
     int next_var;       /* fold / virtual array loop variable ids */
     int errors;
+    bool quiet;         /* lowering a fn as an entry: failures drop it silently */
     int depth;          /* inlining depth */
 } Lower;
 
@@ -84,7 +85,7 @@ static LVal *lookup(Env *env, FeBinding *b) {
 }
 
 static void lerr(Lower *L, SrcLoc loc, const char *msg) {
-    fe_error(loc, "%s", msg);
+    if (!L->quiet) { fe_error(loc, "%s", msg); }
     L->errors++;
 }
 
@@ -1147,6 +1148,37 @@ static LVal *param_value(Lower *L, const FeType *t, const char *name, bool *tupl
     return t->kind == FE_TY_ARRAY ? lv_array(L, v) : lv_scalar(L, ir_e_free(m, v));
 }
 
+/* A gdsl type string with structs spelled out ("Point { x: f32, y: f32 }[n]"),
+ * as the program runner reads them. */
+static const char *type_str(IrModule *m, const FeType *t) {
+    switch (t->kind) {
+    case FE_TY_TUPLE: {
+        const char *s = "(";
+        for (int i = 0; i < t->nelems; i++) { s = ir_fmt(m->arena, "%s%s%s", s, i ? ", " : "", type_str(m, t->elems[i])); }
+        return ir_fmt(m->arena, "%s)", s);
+    }
+    case FE_TY_STRUCT: {
+        const char *s = ir_fmt(m->arena, "%s {", t->sdecl->name);
+        for (int i = 0; i < t->sdecl->nfields; i++) {
+            s = ir_fmt(m->arena, "%s%s %s: %s", s, i ? "," : "", t->sdecl->field_names[i], type_str(m, t->sdecl->field_types[i]));
+        }
+        return ir_fmt(m->arena, "%s }", s);
+    }
+    case FE_TY_ARRAY: {
+        const char *s = type_str(m, t->elem);
+        for (int d = 0; d < t->rank; d++) {
+            const FeDim *dm = &t->dims[d];
+            if (dm->kind == FE_DIM_VAR) { s = ir_fmt(m->arena, "%s[%s]", s, dm->name); }
+            else if (dm->kind == FE_DIM_CONST) { s = ir_fmt(m->arena, "%s[%lld]", s, (long long)dm->value); }
+            else { s = ir_fmt(m->arena, "%s[_]", s); }
+        }
+        return s;
+    }
+    default:
+        return t->kind <= FE_TY_F64 ? ir_scalar_name((IrScalar)t->kind) : "?";
+    }
+}
+
 static void lower_entry(Lower *L, FeFunc *f) {
     IrModule *m = L->m;
     const char *name = f->inst_name ? f->inst_name : f->name;
@@ -1177,14 +1209,10 @@ static void lower_entry(Lower *L, FeFunc *f) {
         e->sizes[e->nsizes++] = v;
     }
     Env *env = NULL;
-    {
-        /* type strings for the program table (runner/gpuc_program.h) */
-        FeArena *ta = fe_arena_new();
-        e->param_types = ir_alloc(m->arena, sizeof *e->param_types * (size_t)(f->nparams + 1));
-        for (int i = 0; i < f->nparams; i++) { e->param_types[i] = ir_strdup(m->arena, fe_type_str(ta, f->params[i].type)); }
-        e->result_type = ir_strdup(m->arena, fe_type_str(ta, f->result));
-        fe_arena_free(ta);
-    }
+    /* type strings for the program table (runner/gpuc_program.h) */
+    e->param_types = ir_alloc(m->arena, sizeof *e->param_types * (size_t)(f->nparams + 1));
+    for (int i = 0; i < f->nparams; i++) { e->param_types[i] = type_str(m, f->params[i].type); }
+    e->result_type = type_str(m, f->result);
     e->groups_in = ir_alloc(m->arena, sizeof *e->groups_in * (size_t)(f->nparams + 1));
     e->params = NULL;
     for (int i = 0; i < f->nparams; i++) {
@@ -1244,8 +1272,17 @@ static void lower_entry(Lower *L, FeFunc *f) {
     e->groups_out[0].tuple = r->kind == LV_TUPLE;
 }
 
+static bool has_func_type(const FeType *t) {
+    if (!t) { return false; }
+    if (t->kind == FE_TY_FUNC) { return true; }
+    if (t->kind == FE_TY_ARRAY) { return has_func_type(t->elem); }
+    if (t->kind == FE_TY_TUPLE) {
+        for (int i = 0; i < t->nelems; i++) { if (has_func_type(t->elems[i])) { return true; } }
+    }
+    return false;
+}
+
 IrModule *ir_lower(struct FeProgram *prog, const IrLowerOptions *opts) {
-    (void)opts;
     const char *file = prog->nmodules ? prog->modules[0]->path : "<input>";
     IrModule *m = ir_module_new(file);
     Lower L = { 0 };
@@ -1261,6 +1298,28 @@ IrModule *ir_lower(struct FeProgram *prog, const IrLowerOptions *opts) {
     if (L.errors) {
         ir_module_free(m);
         return NULL;
+    }
+    if (opts && opts->fns_as_entries) {
+        /* non-template helper fns of the main file, so test blocks can call
+         * them; one that cannot be lowered as an entry is left out */
+        for (int i = 0; i < prog->ninstances; i++) {
+            FeFunc *f = prog->instances[i];
+            FeFunc *g = f->generic ? f->generic : f;
+            if (f->is_entry || g->ntparams) { continue; }
+            if (prog->nmodules && f->loc.file && strcmp(f->loc.file, prog->modules[0]->path) != 0) { continue; }
+            bool skip = has_func_type(f->result);
+            for (int k = 0; k < f->nparams; k++) { skip = skip || has_func_type(f->params[k].type); }
+            const char *name = f->inst_name ? f->inst_name : f->name;
+            for (int k = 0; k < m->nentries; k++) { skip = skip || strcmp(m->entries[k]->name, name) == 0; }
+            if (skip) { continue; }
+            int before = m->nentries;
+            L.quiet = true;
+            L.errors = 0;
+            lower_entry(&L, f);
+            if (L.errors) { m->nentries = before; }
+            L.quiet = false;
+            L.errors = 0;
+        }
     }
     return m;
 }
