@@ -113,7 +113,7 @@ char *drv_read_file(const char *path, size_t *len)
     return buf;
 }
 
-int drv_spawn(char *const argv[], const char *in, const char *out, const char *err)
+int drv_spawn(char *const argv[], const char *in, const char *out, const char *err, unsigned timeout_s)
 {
     fflush(stdout);
     fflush(stderr);
@@ -132,6 +132,9 @@ int drv_spawn(char *const argv[], const char *in, const char *out, const char *e
                 _exit(127);
             }
             close(fd);
+        }
+        if (timeout_s) {
+            alarm(timeout_s); /* survives exec: the default action ends the program */
         }
         execvp(argv[0], argv);
         fprintf(stderr, "cannot run '%s': %s\n", argv[0], strerror(errno));
@@ -391,7 +394,7 @@ int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
     argv[n++] = "-o";
     argv[n++] = tmp_out;
     argv[n] = NULL;
-    int cst = drv_spawn(argv, "/dev/null", log, log);
+    int cst = drv_spawn(argv, "/dev/null", log, log, 0);
     if (cst != 0) {
         size_t len = 0;
         char *text = drv_read_file(log, &len);
@@ -481,6 +484,12 @@ int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_t
     Hash h = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
     hash_bytes(&h, GPUC_VERSION, strlen(GPUC_VERSION));
     hash_bytes(&h, key_text, strlen(key_text));
+    /* what the executable is linked with */
+    const char *envs[] = { "GPUC_HOME", "CC" };
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(envs[i]);
+        hash_bytes(&h, v ? v : "", v ? strlen(v) : 0);
+    }
     /* gpuc itself: a rebuilt compiler (same version) makes new programs */
     struct stat self;
     if (stat("/proc/self/exe", &self) == 0) {

@@ -36,9 +36,10 @@ int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_t
 int drv_test_main(int argc, char **argv);
 
 /* Run argv[0] (searched in PATH) with stdin/stdout/stderr from/to the given
- * files (NULL: inherited). Returns the exit status, 128+signal when killed,
- * or 127 when it could not be started. */
-int drv_spawn(char *const argv[], const char *in, const char *out, const char *err);
+ * files (NULL: inherited), killed by SIGALRM after timeout_s seconds (0: no
+ * limit). Returns the exit status, 128+signal when killed, or 127 when it
+ * could not be started. */
+int drv_spawn(char *const argv[], const char *in, const char *out, const char *err, unsigned timeout_s);
 
 /* A fresh temporary directory (malloc'd path) and its removal with its files. */
 char *drv_temp_dir(void);

@@ -1083,6 +1083,7 @@ typedef struct TestRun {
     const char *only;      /* -k ENTRY */
     char *tmp;             /* scratch directory */
     int counter;           /* unique names in tmp */
+    unsigned timeout;      /* seconds a run of a block may take (--timeout) */
     int passed, failed, skipped;
 } TestRun;
 
@@ -1111,7 +1112,7 @@ static Build *get_build(TestRun *tr, const char *file, Build **builds, int *nbui
         argv[n++] = d;
     }
     argv[n] = NULL;
-    int st = drv_spawn(argv, "/dev/null", log, log);
+    int st = drv_spawn(argv, "/dev/null", log, log, 0);
     b->ok = st == 0;
     if (!b->ok) {
         b->log = drv_read_file(log, NULL);
@@ -1123,7 +1124,7 @@ static Build *get_build(TestRun *tr, const char *file, Build **builds, int *nbui
     } else {
         char *help = strf("%s/help%d.txt", tr->tmp, tr->counter++);
         char *hargv[] = { b->exe, "--help", NULL };
-        if (drv_spawn(hargv, "/dev/null", help, "/dev/null") == 0) {
+        if (drv_spawn(hargv, "/dev/null", help, "/dev/null", 60) == 0) {
             char *text = drv_read_file(help, NULL);
             if (text) {
                 read_sigs(b, text);
@@ -1282,7 +1283,7 @@ static int run_prog(TestRun *tr, const Build *b, const char *entry, const char *
     argv[n] = NULL;
     char *so = strf("%s/stdout%d", tr->tmp, id);
     char *se = strf("%s/stderr%d", tr->tmp, id);
-    int st = drv_spawn(argv, stdin_path, so, se);
+    int st = drv_spawn(argv, stdin_path, so, se, tr->timeout);
     *errtext = drv_read_file(se, NULL);
     if (!*errtext) {
         *errtext = xstrdup("");
@@ -1521,6 +1522,9 @@ static void run_block(TestRun *tr, const char *file, const Block *bl, Build **bu
                 tr->failed++;
                 report(tr, file, bl, "FAIL", "expected an error containing \"%s\", but the program succeeded", expect_err);
             }
+        } else if (st == 128 + 14) { /* SIGALRM */
+            tr->failed++;
+            report(tr, file, bl, "FAIL", "the program ran longer than %u s (--timeout)", tr->timeout);
         } else if (st != 0) {
             tr->failed++;
             report(tr, file, bl, "FAIL", "the program failed (exit status %d): %s", st, e1);
@@ -1656,6 +1660,7 @@ int drv_test_main(int argc, char **argv)
 {
     TestRun tr = { 0 };
     tr.backend = "c";
+    tr.timeout = 600;
     char self[4096];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0) {
@@ -1676,10 +1681,19 @@ int drv_test_main(int argc, char **argv)
                 free(paths);
                 return 2;
             }
+        } else if (strncmp(a, "--timeout=", 10) == 0) {
+            char *end;
+            unsigned long t = strtoul(a + 10, &end, 10);
+            if (*end || !a[10] || t > 86400) {
+                fprintf(stderr, "gpuc: error: gpuc test: --timeout needs seconds (0 for none), not '%s'\n", a + 10);
+                free(paths);
+                return 2;
+            }
+            tr.timeout = (unsigned)t;
         } else if (strcmp(a, "-k") == 0 && i + 1 < argc) {
             tr.only = argv[++i];
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: gpuc test [--backend=c|cuda] [-k ENTRY] FILES-OR-DIRS...\n"
+            printf("usage: gpuc test [--backend=c|cuda] [-k ENTRY] [--timeout=SECONDS] FILES-OR-DIRS...\n"
                    "Runs the //! test blocks of .gdsl files (docs/testing.md) and prints\n"
                    "a line per failing or skipped block and 'N passed, N failed, N skipped'.\n");
             free(paths);
