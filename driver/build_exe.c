@@ -238,6 +238,26 @@ static bool find_toolchain(const DrvBuildOptions *bo, Toolchain *t)
             from = "GPUC_HOME";
         }
     }
+    char *installed = NULL;
+    if (!home) {
+        /* an installed gpuc, PREFIX/bin/gpuc, uses PREFIX when it has the libraries */
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n > 0) {
+            self[n] = 0;
+            char *slash = strrchr(self, '/');
+            if (slash && slash - self >= 4 && strncmp(slash - 4, "/bin", 4) == 0) {
+                slash[-4] = 0;
+                char *probe = xprintf("%s/include/gpuc_program.h", self);
+                if (is_file(probe)) {
+                    installed = xstrdup(self);
+                    home = installed;
+                    from = "the install prefix";
+                }
+                free(probe);
+            }
+        }
+    }
     if (home) {
         t->inc_runtime = xprintf("%s/include", home);
         t->inc_runner = xprintf("%s/include", home);
@@ -278,6 +298,7 @@ static bool find_toolchain(const DrvBuildOptions *bo, Toolchain *t)
     }
     free(h1);
     free(h2);
+    free(installed);
     if (missing) {
         toolchain_free(t);
     }
