@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -92,6 +93,31 @@ static FeDefine parse_define(FeArena *a, const char *s)
     return d;
 }
 
+
+/* The standard library of this gpuc: the source tree's when it is there (a
+ * build tree), else PREFIX/share/gpuc/stdlib of an installed PREFIX/bin/gpuc. */
+static const char *default_stdlib_dir(FeArena *a)
+{
+    struct stat st;
+    if (stat(GPUC_STDLIB_DIR, &st) == 0 && S_ISDIR(st.st_mode)) {
+        return GPUC_STDLIB_DIR;
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash && slash - self >= 4 && strncmp(slash - 4, "/bin", 4) == 0) {
+            slash[-4] = 0;
+            char *dir = fe_printf(a, "%s/share/gpuc/stdlib", self);
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+                return dir;
+            }
+        }
+    }
+    return GPUC_STDLIB_DIR;
+}
+
 static void parse_args(FeArena *a, int argc, char **argv, Options *o)
 {
     int cap = 0;
@@ -169,7 +195,7 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
     }
     if (!o->fe.stdlib_dir) {
         const char *env = getenv("GPUC_STDLIB");
-        o->fe.stdlib_dir = env && *env ? env : GPUC_STDLIB_DIR;
+        o->fe.stdlib_dir = env && *env ? env : default_stdlib_dir(a);
     }
 }
 
