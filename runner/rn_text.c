@@ -773,8 +773,9 @@ static void write_value(FILE *out, const RnType *t, const GpucValue *comps, int6
         write_value(out, t->elem, comps, k);
       }
       fputc(']', out);
-    } else if (v->shape[0] == 0) {
-      fprintf(out, "empty(0, %" PRId64 ")", v->shape[1]);
+    } else if (v->shape[0] == 0 || v->shape[1] == 0) {
+      /* No elements: print the shape, not a row of "[]" per row. */
+      fprintf(out, "empty(%" PRId64 ", %" PRId64 ")", v->shape[0], v->shape[1]);
     } else {
       fputc('[', out);
       for (int64_t row = 0; row < v->shape[0]; row++) {
