@@ -1,11 +1,16 @@
 /* fuzz_frontend.c: a fuzz target for the whole compile pipeline up to emitted
- * code. The input bytes are a .gdsl file; they are parsed, checked and printed,
- * and (when the IR and backends are linked) lowered and emitted as C and CUDA.
- * Any crash, hang, sanitizer report or leak is a finding; diagnostics are not.
+ * code. The input bytes are a .gdsl file; they are parsed, checked, printed,
+ * and every program the checker accepts is then lowered to the IR, run
+ * through the pass pipeline and emitted as IR text, C, CUDA and
+ * --emit=program, each into memory (exactly as the driver does it, through
+ * be_driver_emit), and freed. Any crash, hang, sanitizer report or leak is a
+ * finding; diagnostics are not.
  *
  * Built two ways (fuzz/CMakeLists.txt): with libFuzzer (clang, GPUC_FUZZ=ON),
  * and as a plain program with standalone_main.c that runs files given on the
  * command line, which replays regression inputs in lit and serves AFL++. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,9 @@
 #ifndef GPUC_STDLIB_DIR
 #define GPUC_STDLIB_DIR "stdlib"
 #endif
+
+/* backend/driver_glue.c: lower, run the passes, emit one form (0 = success). */
+int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out);
 
 static char input_path[64];
 static FILE *devnull;
@@ -38,6 +46,22 @@ static int write_input(const uint8_t *data, size_t size)
     return ok ? 0 : -1;
 }
 
+/* Emit one form of the checked program into memory; stop at the first form
+ * that reports errors (the later ones would report the same). */
+static bool emit_to_memory(FeProgram *prog, const char *emit, bool explain)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) {
+        return false;
+    }
+    int rc = be_driver_emit(prog, emit, NULL, explain, out);
+    fclose(out);
+    free(text);
+    return rc == 0 && fe_error_count() == 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (write_input(data, size) != 0 || !devnull) {
@@ -51,6 +75,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (fe_error_count() == 0) {
             fe_print_program(devnull, arena, prog);
             fe_list_params(devnull, arena, prog);
+            /* the later stages, as gpuc --emit=ir|c|cuda|program runs them */
+            static const char *const forms[] = {"ir", "c", "cuda", "program"};
+            for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+                if (!emit_to_memory(prog, forms[i], i == 0)) {
+                    break;
+                }
+            }
         }
     }
     fe_arena_free(arena);
