@@ -71,7 +71,11 @@ void be_text_io(BeBuf *b);
 /* The main() reading entry arguments as text and printing results; `call`
  * emits the per-entry invocation of NAME(...) (both backends share it). */
 void be_main(BeBuf *b, IrModule *m);
-/* The C signature of an entry's host function. */
-void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix);
+/* The C signature of an entry's host function: PREFIXNAME(lead, sizes,
+ * params, outs); lead (may be NULL) is a first parameter declaration. */
+void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *lead);
+/* The device-level host launchers gpuc_dev_NAME of every entry, over the host
+ * interface gpuc_h_* that the including prelude defines (backend/emit_cuda.c). */
+void be_cuda_host_entries(BeBuf *b, IrModule *m);
 
 #endif

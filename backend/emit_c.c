@@ -278,7 +278,7 @@ static bool is_result(IrEntry *e, IrValue *v, int before) {
 static void emit_entry(CEmit *c, IrEntry *e) {
     BeBuf *b = c->b;
     be_printf(b, "/* %s:%d: entry %s */\n", c->m->file, e->line, e->name);
-    be_entry_signature(b, e, "gpuc_entry_");
+    be_entry_signature(b, e, "gpuc_entry_", NULL);
     be_printf(b, " {\n");
     b->indent = 1;
     c->e = e;
@@ -354,7 +354,7 @@ int be_emit_c(FILE *out, IrModule *m) {
         "    return p;\n"
         "}\n\n");
     for (int i = 0; i < m->nentries; i++) {
-        be_entry_signature(&b, m->entries[i], "gpuc_entry_");
+        be_entry_signature(&b, m->entries[i], "gpuc_entry_", NULL);
         be_printf(&b, ";\n");
     }
     be_printf(&b, "\n");

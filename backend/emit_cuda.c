@@ -1069,18 +1069,40 @@ static void emit_matmul(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
-/* ---- host launchers (GPUC_CUDA_HOST) ---- */
+/* ---- host launchers ----
+ * The device-level entry gpuc_dev_NAME(GpucHost *gpuc_h, sizes, params, outs)
+ * is written once, over a small host interface that two preludes implement:
+ * the CUDA runtime API for nvcc (--emit=cuda with GPUC_CUDA_HOST; GpucHost *
+ * is then a cudaStream_t) and the gpuc runtime for executables and
+ * libraries (backend/emit_program.c). The interface, all returning 0 or an
+ * error code unless noted:
+ *   gpuc_h_alloc(h, &p, bytes)  gpuc_h_free(h, p)  gpuc_h_mark(h)  gpuc_h_release(h, mark)
+ *   gpuc_h_zero(h, p, bytes)    gpuc_h_d2d / gpuc_h_d2h / gpuc_h_h2d(h, dst, src, bytes)
+ *   gpuc_h_launch(h, GPUC_KERNEL(name), grid_x, grid_y, block, args)
+ *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_oob(h, &hit, at) (fetch and clear
+ *   the device's out-of-bounds record)  gpuc_h_status(h) (a failed host read)
+ *   gpuc_dread(h, p, i, n, j, m) (one element of a device array)
+ * GPUC_TRY(x) returns x's error after releasing every device block this call
+ * allocated (gpuc_h_release to the mark taken on entry), so a failed call
+ * leaks nothing. An index out of bounds makes the entry return -1. */
 static const char *count_of(CuEmit *c, const IrValue *v) {
     if (v->rank == 1) { return be_strf(&c->x, "%s", be_vname(v->dims[0])); }
     return be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]));
 }
 
-static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *grid) {
+static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy) {
     BeBuf *b = c->b;
-    be_printf(b, "%*s%s<<<%s, %d>>>(", b->indent * 4, "", k->name, grid, k->block);
-    for (int i = 0; i < p->n; i++) { be_printf(b, "%s%s", i ? ", " : "", p->arg[i]); }
-    be_printf(b, ");\n");
-    be_line(b, "GPUC_CK(cudaGetLastError());");
+    be_printf(b, "%*s{ void *g_args[] = { ", b->indent * 4, "");
+    for (int i = 0; i < p->n; i++) { be_printf(b, "%s(void *)&%s", i ? ", " : "", p->arg[i]); }
+    if (!p->n) { be_printf(b, "NULL"); }
+    be_printf(b, " };\n");
+    be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %d, g_args)); }", k->name, gx, gy, k->block);
+}
+
+/* Declare a device array `T *name` of count elements (count may be 0). */
+static void dalloc(CuEmit *c, const char *t, const char *name, const char *count) {
+    be_line(c->b, "%s *%s = NULL;", t, name);
+    be_line(c->b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&%s, (size_t)(%s) * sizeof(%s)));", name, count, t);
 }
 
 static void host_stmt(CuEmit *c, IrKernel *k) {
@@ -1097,6 +1119,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         c->x.host_reads = false;
         for (int o = 0; o < s->nouts; o++) { be_line(b, "const %s %s = %s;", ct(s->outs[o]->elem), be_vname(s->outs[o]), res[o]); }
         free(res);
+        be_line(b, "GPUC_TRY(gpuc_h_status(gpuc_h));");
         return;
     }
     KParams p = { 0 };
@@ -1105,11 +1128,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     for (int o = 0; o < s->nouts; o++) {
         IrValue *v = s->outs[o];
         if (v->rank) {
-            const char *cnt = s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v);
-            be_line(b, "%s *%s = (%s *)gpuc_dalloc((size_t)(%s) * sizeof(%s));", ct(v->elem), be_vname(v), ct(v->elem), cnt, ct(v->elem));
+            dalloc(c, ct(v->elem), be_vname(v), s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v));
         } else {
             be_line(b, "%s %s;", ct(v->elem), be_vname(v));
-            be_line(b, "%s *%s_d = (%s *)gpuc_dalloc(sizeof(%s));", ct(v->elem), be_vname(v), ct(v->elem), ct(v->elem));
+            dalloc(c, ct(v->elem), be_strf(&c->x, "%s_d", be_vname(v)), "1");
         }
     }
     const char *n = s->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])) : be_strf(&c->x, "%s", be_vname(s->w[0]));
@@ -1118,10 +1140,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     switch (k->kind) {
     case IR_K_MAP: {
         be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
-        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_sms() * 32 ? g_blocks : (int64_t)gpuc_sms() * 32);");
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 32 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 32);");
         be_line(b, "if (%s > 0) {", n);
         b->indent++;
-        launch(c, k, &p, "g_grid");
+        launch(c, k, &p, "g_grid", "1");
         b->indent--;
         be_line(b, "}");
         break;
@@ -1129,24 +1151,23 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     case IR_K_REDUCE: {
         IrStmt *st = s;
         be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
-        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 1 ? 1 : g_blocks < (int64_t)gpuc_sms() * 8 ? g_blocks : (int64_t)gpuc_sms() * 8);");
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 1 ? 1 : g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 8 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 8);");
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) {
-                const char *t = ct(st->reds[r].op->ptypes[j]);
-                be_line(b, "%s *g_part%d_%d = (%s *)gpuc_dalloc(g_grid * sizeof(%s));", t, r, j, t, t);
+                dalloc(c, ct(st->reds[r].op->ptypes[j]), be_strf(&c->x, "g_part%d_%d", r, j), "g_grid");
             }
         }
-        be_line(b, "unsigned int *g_done = (unsigned int *)gpuc_dalloc(sizeof(unsigned int));");
-        be_line(b, "GPUC_CK(cudaMemsetAsync(g_done, 0, sizeof(unsigned int)));");
+        dalloc(c, "unsigned int", "g_done", "1");
+        be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_done, sizeof(unsigned int)));");
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) { kp_add(c, &p, "", be_strf(&c->x, "g_part%d_%d", r, j)); }
         }
         kp_add(c, &p, "", "g_done");
-        launch(c, k, &p, "g_grid");
+        launch(c, k, &p, "g_grid", "1");
         for (int r = 0; r < st->nreds; r++) {
-            for (int j = 0; j < st->reds[r].arity; j++) { be_line(b, "gpuc_dfree(g_part%d_%d);", r, j); }
+            for (int j = 0; j < st->reds[r].arity; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_part%d_%d);", r, j); }
         }
-        be_line(b, "gpuc_dfree(g_done);");
+        be_line(b, "gpuc_h_free(gpuc_h, g_done);");
         break;
     }
     case IR_K_SCAN: case IR_K_FILTER: {
@@ -1156,34 +1177,34 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
         be_line(b, "if (g_ntiles > 0) {");
         b->indent++;
-        be_line(b, "int *g_flags = (int *)gpuc_dalloc((size_t)g_ntiles * sizeof(int));");
-        be_line(b, "GPUC_CK(cudaMemsetAsync(g_flags, 0, (size_t)g_ntiles * sizeof(int)));");
+        dalloc(c, "int", "g_flags", "g_ntiles");
+        be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_flags, (size_t)g_ntiles * sizeof(int)));");
         int at = 0;
         for (int q = 0; q < (filter ? 1 : s->nscans); q++) {
             int ar = filter ? 1 : s->scans[q].arity;
             for (int j = 0; j < ar; j++) {
                 const char *t = filter ? "uint32_t" : ct(s->scans[q].op->ptypes[j]);
-                be_line(b, "%s *g_agg%d = (%s *)gpuc_dalloc((size_t)g_ntiles * sizeof(%s));", t, at, t, t);
-                be_line(b, "%s *g_incl%d = (%s *)gpuc_dalloc((size_t)g_ntiles * sizeof(%s));", t, at, t, t);
+                dalloc(c, t, be_strf(&c->x, "g_agg%d", at), "g_ntiles");
+                dalloc(c, t, be_strf(&c->x, "g_incl%d", at), "g_ntiles");
                 at++;
             }
         }
-        be_line(b, "unsigned int *g_tiles = (unsigned int *)gpuc_dalloc(sizeof(unsigned int));");
-        be_line(b, "GPUC_CK(cudaMemsetAsync(g_tiles, 0, sizeof(unsigned int)));");
+        dalloc(c, "unsigned int", "g_tiles", "1");
+        be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_tiles, sizeof(unsigned int)));");
         kp_add(c, &p, "", "g_flags");
         for (int j = 0; j < W; j++) {
             kp_add(c, &p, "", be_strf(&c->x, "g_agg%d", j));
             kp_add(c, &p, "", be_strf(&c->x, "g_incl%d", j));
         }
         kp_add(c, &p, "", "g_tiles");
-        launch(c, k, &p, "(unsigned)g_ntiles");
-        be_line(b, "gpuc_dfree(g_flags);");
-        be_line(b, "gpuc_dfree(g_tiles);");
-        for (int j = 0; j < W; j++) { be_line(b, "gpuc_dfree(g_agg%d);", j); be_line(b, "gpuc_dfree(g_incl%d);", j); }
+        launch(c, k, &p, "(unsigned)g_ntiles", "1");
+        be_line(b, "gpuc_h_free(gpuc_h, g_flags);");
+        be_line(b, "gpuc_h_free(gpuc_h, g_tiles);");
+        for (int j = 0; j < W; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_agg%d);", j); be_line(b, "gpuc_h_free(gpuc_h, g_incl%d);", j); }
         b->indent--;
         if (filter) {
             be_line(b, "} else {");
-            be_line(b, "    GPUC_CK(cudaMemsetAsync(%s_d, 0, sizeof(int64_t)));", be_vname(s->outs[s->nouts - 1]));
+            be_line(b, "    GPUC_TRY(gpuc_h_zero(gpuc_h, %s_d, sizeof(int64_t)));", be_vname(s->outs[s->nouts - 1]));
         }
         be_line(b, "}");
         break;
@@ -1191,13 +1212,13 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     case IR_K_SCATTER: {
         const char *dn = count_of(c, s->dest);
         be_line(b, "if (%s > 0) {", dn);
-        be_line(b, "    GPUC_CK(cudaMemcpyAsync(%s, %s, (size_t)(%s) * sizeof(%s), cudaMemcpyDeviceToDevice));", be_vname(s->outs[0]), be_vname(s->dest), dn, ct(s->outs[0]->elem));
+        be_line(b, "    GPUC_TRY(gpuc_h_d2d(gpuc_h, %s, %s, (size_t)(%s) * sizeof(%s)));", be_vname(s->outs[0]), be_vname(s->dest), dn, ct(s->outs[0]->elem));
         be_line(b, "}");
         be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block - 1, k->block);
-        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_sms() * 32 ? g_blocks : (int64_t)gpuc_sms() * 32);");
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 32 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 32);");
         be_line(b, "if (%s > 0) {", n);
         b->indent++;
-        launch(c, k, &p, "g_grid");
+        launch(c, k, &p, "g_grid", "1");
         b->indent--;
         be_line(b, "}");
         break;
@@ -1206,7 +1227,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "const unsigned g_grid = (unsigned)(%s < 65535 * 16 ? %s : 65535 * 16);", be_vname(s->w[0]), be_vname(s->w[0]));
         be_line(b, "if (%s > 0) {", be_vname(s->w[0]));
         b->indent++;
-        launch(c, k, &p, "g_grid");
+        launch(c, k, &p, "g_grid", "1");
         b->indent--;
         be_line(b, "}");
         break;
@@ -1215,17 +1236,17 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", be_vname(s->w[1]), k->block - 1, k->block);
         be_line(b, "if (g_blocks > 0) {");
         b->indent++;
-        launch(c, k, &p, "(unsigned)g_blocks");
+        launch(c, k, &p, "(unsigned)g_blocks", "1");
         b->indent--;
         be_line(b, "}");
         break;
     }
     case IR_K_MATMUL: {
-        be_line(b, "const dim3 g_grid((unsigned)((%s + %d) / %d), (unsigned)((%s + %d) / %d));",
+        be_line(b, "const unsigned g_gx = (unsigned)((%s + %d) / %d), g_gy = (unsigned)((%s + %d) / %d);",
                 be_vname(s->w[1]), k->tile - 1, k->tile, be_vname(s->w[0]), k->tile - 1, k->tile);
         be_line(b, "if (%s > 0 && %s > 0) {", be_vname(s->w[0]), be_vname(s->w[1]));
         b->indent++;
-        launch(c, k, &p, "g_grid");
+        launch(c, k, &p, "g_gx", "g_gy");
         b->indent--;
         be_line(b, "}");
         break;
@@ -1240,7 +1261,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         if (v->rank) { continue; }
         if (k->kind == IR_K_REDUCE) {
             be_line(b, "if (%s > 0) {", n);
-            be_line(b, "    GPUC_CK(cudaMemcpy(&%s, %s_d, sizeof(%s), cudaMemcpyDeviceToHost));", be_vname(v), be_vname(v), ct(v->elem));
+            be_line(b, "    GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_d, sizeof(%s)));", be_vname(v), be_vname(v), ct(v->elem));
             be_line(b, "} else {");
             /* empty input: the neutral element */
             int at = 0, idx = o - (s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s));
@@ -1252,9 +1273,9 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             }
             be_line(b, "}");
         } else {
-            be_line(b, "GPUC_CK(cudaMemcpy(&%s, %s_d, sizeof(%s), cudaMemcpyDeviceToHost));", be_vname(v), be_vname(v), ct(v->elem));
+            be_line(b, "GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_d, sizeof(%s)));", be_vname(v), be_vname(v), ct(v->elem));
         }
-        be_line(b, "gpuc_dfree(%s_d);", be_vname(v));
+        be_line(b, "gpuc_h_free(gpuc_h, %s_d);", be_vname(v));
         be_line(b, "(void)%s;", be_vname(v));
     }
     kp_free(&p);
@@ -1286,14 +1307,17 @@ static bool is_result(IrEntry *e, IrValue *v, int before) {
     return false;
 }
 
+/* gpuc_dev_NAME: the entry on device arrays. Array results are device blocks
+ * from gpuc_h_alloc that the caller frees with gpuc_h_free. */
 static void host_entry(CuEmit *c, IrEntry *e) {
     BeBuf *b = c->b;
     c->e = e;
-    /* device-level entry: array parameters and results are device pointers */
-    be_printf(b, "/* %s:%d: entry %s on device arrays (array results are allocated with gpuc_dalloc) */\n", c->m->file, e->line, e->name);
-    be_entry_signature(b, e, "gpuc_dev_");
+    be_printf(b, "/* %s:%d: entry %s on device arrays */\n", c->m->file, e->line, e->name);
+    be_printf(b, "GPUC_HOST_FN ");
+    be_entry_signature(b, e, "gpuc_dev_", "GpucHost *gpuc_h");
     be_printf(b, " {\n");
     b->indent = 1;
+    be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
     c->x.ntmp = 0;
     for (int i = 0; i < e->nkernels; i++) {
         be_expr_reset(&c->x);
@@ -1304,30 +1328,15 @@ static void host_entry(CuEmit *c, IrEntry *e) {
         be_line(b, "{");
         b->indent++;
         be_line(b, "int g_hit = 0;");
-        be_line(b, "GPUC_CK(cudaMemcpyFromSymbol(&g_hit, gpuc_oob_flag_d, sizeof g_hit));");
-        be_line(b, "if (g_hit) {");
-        b->indent++;
-        be_line(b, "long long g_at[2];");
-        be_line(b, "GPUC_CK(cudaMemcpyFromSymbol(g_at, gpuc_oob_at_d, sizeof g_at));");
-        be_line(b, "g_hit = 0;");
-        be_line(b, "GPUC_CK(cudaMemcpyToSymbol(gpuc_oob_flag_d, &g_hit, sizeof g_hit));");
-        be_line(b, "if (!gpuc_oob_hit) { gpuc_oob_hit = 1; gpuc_oob_at[0] = g_at[0]; gpuc_oob_at[1] = g_at[1]; }");
-        b->indent--;
-        be_line(b, "}");
+        be_line(b, "long long g_at[2] = { 0, 0 };");
+        be_line(b, "GPUC_TRY(gpuc_h_oob(gpuc_h, &g_hit, g_at));");
+        be_line(b, "if (g_hit && !gpuc_oob_hit) { gpuc_oob_hit = 1; gpuc_oob_at[0] = g_at[0]; gpuc_oob_at[1] = g_at[1]; }");
         b->indent--;
         be_line(b, "}");
     }
     be_line(b, "if (gpuc_oob_hit) {");
-    b->indent++;
-    for (int i = 0; i < e->nstmts; i++) {
-        IrStmt *s = e->stmts[i];
-        if (s->dead || s->kind == IR_S_SCALAR) { continue; }
-        for (int o = 0; o < s->nouts; o++) {
-            if (s->outs[o]->rank) { be_line(b, "gpuc_dfree(%s);", be_vname(s->outs[o])); }
-        }
-    }
-    be_line(b, "return 2;");
-    b->indent--;
+    be_line(b, "    gpuc_h_release(gpuc_h, g_mark);");
+    be_line(b, "    return -1;");
     be_line(b, "}");
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];
@@ -1336,8 +1345,8 @@ static void host_entry(CuEmit *c, IrEntry *e) {
         be_line(b, "out%d_shape[0] = %s;", i, be_vname(v->dims[0]));
         be_line(b, "out%d_shape[1] = %s;", i, v->rank == 2 ? be_vname(v->dims[1]) : "1");
         if (v->is_param || is_result(e, v, i)) {
-            be_line(b, "*out%d = (%s *)gpuc_dalloc((size_t)(%s) * sizeof(%s));", i, ct(v->elem), n, ct(v->elem));
-            be_line(b, "if (%s > 0) { GPUC_CK(cudaMemcpyAsync(*out%d, %s, (size_t)(%s) * sizeof(%s), cudaMemcpyDeviceToDevice)); }", n, i, be_vname(v), n, ct(v->elem));
+            be_line(b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)out%d, (size_t)(%s) * sizeof(%s)));", i, n, ct(v->elem));
+            be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_d2d(gpuc_h, *out%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
         } else {
             be_line(b, "*out%d = %s;", i, be_vname(v));
         }
@@ -1346,60 +1355,142 @@ static void host_entry(CuEmit *c, IrEntry *e) {
         IrStmt *s = e->stmts[i];
         if (s->dead || s->kind == IR_S_SCALAR) { continue; }
         for (int o = 0; o < s->nouts; o++) {
-            if (s->outs[o]->rank && !is_result(e, s->outs[o], e->nresults)) { be_line(b, "gpuc_dfree(%s);", be_vname(s->outs[o])); }
+            if (s->outs[o]->rank && !is_result(e, s->outs[o], e->nresults)) { be_line(b, "gpuc_h_free(gpuc_h, %s);", be_vname(s->outs[o])); }
         }
     }
     be_line(b, "return 0;");
     b->indent = 0;
     be_printf(b, "}\n\n");
+}
 
-    /* host-level entry: the C backend's signature */
+/* Under GPUC_MAIN (nvcc): gpuc_entry_NAME on host arrays, the C backend's
+ * signature, for the generated text main. */
+static void host_array_entry(CuEmit *c, IrEntry *e) {
+    BeBuf *b = c->b;
     be_printf(b, "/* entry %s on host arrays, as the C backend's gpuc_entry_%s */\n", e->name, e->name);
-    be_entry_signature(b, e, "gpuc_entry_");
+    be_printf(b, "GPUC_HAPI ");
+    be_entry_signature(b, e, "gpuc_entry_", NULL);
     be_printf(b, " {\n");
     b->indent = 1;
+    be_line(b, "GpucHost *gpuc_h = 0; /* the default stream */");
+    be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
     for (int i = 0; i < e->nparams; i++) {
         IrValue *v = e->params[i];
         if (!v->rank) { continue; }
         const char *n = count_of(c, v);
-        be_line(b, "%s *g_d%d = (%s *)gpuc_dalloc((size_t)(%s) * sizeof(%s));", ct(v->elem), i, ct(v->elem), n, ct(v->elem));
-        be_line(b, "if (%s > 0) { GPUC_CK(cudaMemcpy(g_d%d, %s, (size_t)(%s) * sizeof(%s), cudaMemcpyHostToDevice)); }", n, i, be_vname(v), n, ct(v->elem));
+        dalloc(c, ct(v->elem), be_strf(&c->x, "g_d%d", i), n);
+        be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_h2d(gpuc_h, g_d%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
     }
     for (int i = 0; i < e->nresults; i++) {
         if (e->results[i]->rank) { be_line(b, "%s *g_r%d = NULL;", ct(e->results[i]->elem), i); }
     }
-    be_printf(b, "    int g_rc = gpuc_dev_%s(", e->name);
-    bool first = true;
-    for (int i = 0; i < e->nsizes; i++) { be_printf(b, "%s%s", first ? "" : ", ", be_vname(e->sizes[i])); first = false; }
+    be_printf(b, "    GPUC_TRY(gpuc_dev_%s(gpuc_h", e->name);
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(e->sizes[i])); }
     for (int i = 0; i < e->nparams; i++) {
-        if (e->params[i]->rank) { be_printf(b, "%sg_d%d", first ? "" : ", ", i); }
-        else { be_printf(b, "%s%s", first ? "" : ", ", be_vname(e->params[i])); }
-        first = false;
+        if (e->params[i]->rank) { be_printf(b, ", g_d%d", i); }
+        else { be_printf(b, ", %s", be_vname(e->params[i])); }
     }
     for (int i = 0; i < e->nresults; i++) {
-        if (e->results[i]->rank) { be_printf(b, "%s&g_r%d, out%d_shape", first ? "" : ", ", i, i); }
-        else { be_printf(b, "%sout%d", first ? "" : ", ", i); }
-        first = false;
+        if (e->results[i]->rank) { be_printf(b, ", &g_r%d, out%d_shape", i, i); }
+        else { be_printf(b, ", out%d", i); }
     }
-    be_printf(b, ");\n");
-    be_line(b, "if (g_rc != 0) {");
-    for (int i = 0; i < e->nparams; i++) { if (e->params[i]->rank) { be_line(b, "    gpuc_dfree(g_d%d);", i); } }
-    be_line(b, "    return g_rc;");
-    be_line(b, "}");
+    be_printf(b, "));\n");
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];
         if (!v->rank) { continue; }
         be_line(b, "{");
         be_line(b, "    const int64_t g_n = out%d_shape[0] * out%d_shape[1];", i, i);
         be_line(b, "    *out%d = (%s *)malloc((size_t)(g_n > 0 ? g_n : 1) * sizeof(%s));", i, ct(v->elem), ct(v->elem));
-        be_line(b, "    if (g_n > 0) { GPUC_CK(cudaMemcpy(*out%d, g_r%d, (size_t)g_n * sizeof(%s), cudaMemcpyDeviceToHost)); }", i, i, ct(v->elem));
-        be_line(b, "    gpuc_dfree(g_r%d);", i);
+        be_line(b, "    if (g_n > 0) { GPUC_TRY(gpuc_h_d2h(gpuc_h, *out%d, g_r%d, (size_t)g_n * sizeof(%s))); }", i, i, ct(v->elem));
         be_line(b, "}");
     }
-    for (int i = 0; i < e->nparams; i++) { if (e->params[i]->rank) { be_line(b, "gpuc_dfree(g_d%d);", i); } }
-    be_line(b, "return g_rc;");
+    be_line(b, "gpuc_h_release(gpuc_h, g_mark);");
+    be_line(b, "return 0;");
     b->indent = 0;
     be_printf(b, "}\n\n");
+}
+
+/* The host interface over the CUDA runtime API (nvcc). GpucHost * is a
+ * cudaStream_t; errors are cudaError_t values. Device blocks are cached by
+ * size (per translation unit, not thread-safe), so repeated calls do not
+ * cudaMalloc. */
+static void nvcc_host_prelude(BeBuf *b) {
+    be_printf(b,
+        "/* ---- host interface over the CUDA runtime API ---- */\n"
+        "#include <cuda_runtime.h>\n"
+        "typedef struct CUstream_st GpucHost; /* GpucHost * is a cudaStream_t */\n"
+        "#define GPUC_HAPI static inline __attribute__((unused))\n#define GPUC_HOST_FN GPUC_HAPI\n"
+        "#define GPUC_KERNEL(k) ((const void *)k)\n"
+        "#define GPUC_TRY(x) do { int g_e_ = (int)(x); if (g_e_ != 0) { gpuc_h_release(gpuc_h, g_mark); return g_e_; } } while (0)\n"
+        "GPUC_HAPI int gpuc_h_sms(GpucHost *h) {\n"
+        "    (void)h;\n"
+        "    static int sms = 0;\n"
+        "    if (!sms) { int d = 0; if (cudaGetDevice(&d) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d) != cudaSuccess) { sms = 1; } }\n"
+        "    return sms;\n"
+        "}\n"
+        "typedef struct { void *p; size_t n; } GpucBlock;\n"
+        "static GpucBlock gpuc_free_blocks[256], *gpuc_live;\n"
+        "static int gpuc_nfree, gpuc_nlive, gpuc_caplive;\n"
+        "GPUC_HAPI int gpuc_h_alloc(GpucHost *h, void **out, size_t n) {\n"
+        "    (void)h;\n"
+        "    n = n ? (n + 255) & ~(size_t)255 : 256;\n"
+        "    void *p = NULL;\n"
+        "    for (int i = 0; i < gpuc_nfree; i++) {\n"
+        "        if (gpuc_free_blocks[i].n == n) { p = gpuc_free_blocks[i].p; gpuc_free_blocks[i] = gpuc_free_blocks[--gpuc_nfree]; break; }\n"
+        "    }\n"
+        "    if (!p) { cudaError_t e = cudaMalloc(&p, n); if (e != cudaSuccess) { return (int)e; } }\n"
+        "    if (gpuc_nlive == gpuc_caplive) {\n"
+        "        int cap = gpuc_caplive ? 2 * gpuc_caplive : 64;\n"
+        "        GpucBlock *l = (GpucBlock *)realloc(gpuc_live, sizeof *l * (size_t)cap);\n"
+        "        if (!l) { cudaFree(p); return (int)cudaErrorMemoryAllocation; }\n"
+        "        gpuc_live = l; gpuc_caplive = cap;\n"
+        "    }\n"
+        "    gpuc_live[gpuc_nlive].p = p; gpuc_live[gpuc_nlive].n = n; gpuc_nlive++;\n"
+        "    *out = p;\n"
+        "    return 0;\n"
+        "}\n"
+        "GPUC_HAPI void gpuc_h_drop(int i) {\n"
+        "    if (gpuc_nfree < 256) { gpuc_free_blocks[gpuc_nfree++] = gpuc_live[i]; } else { cudaFree(gpuc_live[i].p); }\n"
+        "    memmove(gpuc_live + i, gpuc_live + i + 1, sizeof *gpuc_live * (size_t)(gpuc_nlive - i - 1));\n"
+        "    gpuc_nlive--;\n"
+        "}\n"
+        "GPUC_HAPI void gpuc_h_free(GpucHost *h, const void *p) {\n"
+        "    (void)h;\n"
+        "    for (int i = gpuc_nlive - 1; i >= 0; i--) { if (gpuc_live[i].p == p) { gpuc_h_drop(i); return; } }\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_mark(GpucHost *h) { (void)h; return gpuc_nlive; }\n"
+        "GPUC_HAPI void gpuc_h_release(GpucHost *h, int mark) { (void)h; while (gpuc_nlive > mark) { gpuc_h_drop(gpuc_nlive - 1); } }\n"
+        "GPUC_HAPI int gpuc_h_zero(GpucHost *h, void *p, size_t n) { return (int)cudaMemsetAsync(p, 0, n, h); }\n"
+        "GPUC_HAPI int gpuc_h_d2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, h); }\n"
+        "GPUC_HAPI int gpuc_h_h2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)cudaMemcpyAsync(d, s, n, cudaMemcpyHostToDevice, h); }\n"
+        "GPUC_HAPI int gpuc_h_d2h(GpucHost *h, void *d, const void *s, size_t n) {\n"
+        "    cudaError_t e = cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToHost, h);\n"
+        "    return (int)(e != cudaSuccess ? e : cudaStreamSynchronize(h));\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_launch(GpucHost *h, const void *k, unsigned gx, unsigned gy, unsigned block, void **args) {\n"
+        "    cudaError_t e = cudaLaunchKernel(k, dim3(gx, gy), dim3(block), args, 0, h);\n"
+        "    return (int)(e != cudaSuccess ? e : cudaGetLastError());\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_oob(GpucHost *h, int *hit, long long at[2]) {\n"
+        "    int zero = 0;\n"
+        "    cudaError_t e = cudaMemcpyFromSymbolAsync(hit, gpuc_oob_flag_d, sizeof *hit, 0, cudaMemcpyDeviceToHost, h);\n"
+        "    if (e == cudaSuccess) { e = cudaMemcpyFromSymbolAsync(at, gpuc_oob_at_d, 2 * sizeof *at, 0, cudaMemcpyDeviceToHost, h); }\n"
+        "    if (e == cudaSuccess) { e = cudaStreamSynchronize(h); }\n"
+        "    if (e == cudaSuccess && *hit) { e = cudaMemcpyToSymbolAsync(gpuc_oob_flag_d, &zero, sizeof zero, 0, cudaMemcpyHostToDevice, h); }\n"
+        "    if (e == cudaSuccess) { e = cudaStreamSynchronize(h); }\n"
+        "    return (int)e;\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_failed;\n"
+        "GPUC_HAPI int gpuc_h_status(GpucHost *h) { (void)h; int e = gpuc_h_failed; gpuc_h_failed = 0; return e; }\n"
+        "/* one element of a device array, read from the host (0 outside: as in kernels) */\n"
+        "template <typename T> T gpuc_dread(GpucHost *h, const T *p, int64_t i, int64_t n, int64_t j, int64_t m) {\n"
+        "    T v = (T)0;\n"
+        "    if ((uint64_t)i < (uint64_t)n && (uint64_t)j < (uint64_t)m) {\n"
+        "        int e = gpuc_h_d2h(h, &v, p + i * m + j, sizeof(T));\n"
+        "        if (e && !gpuc_h_failed) { gpuc_h_failed = e; }\n"
+        "    } else { gpuc_oob((uint64_t)i < (uint64_t)n ? j : i, (uint64_t)i < (uint64_t)n ? m : n); }\n"
+        "    return v;\n"
+        "}\n\n");
 }
 
 static void cuda_device_prelude(BeBuf *b) {
@@ -1431,53 +1522,14 @@ static void cuda_device_prelude(BeBuf *b) {
         "struct __align__(16) gpuc_v16_f64 { double v[2]; };\n\n");
 }
 
-static void host_prelude(BeBuf *b) {
-    be_printf(b,
-        "#ifdef GPUC_CUDA_HOST\n"
-        "/* ---- host launchers over the CUDA runtime API ---- */\n"
-        "#include <cuda_runtime.h>\n"
-        "#define GPUC_CK(x) do { cudaError_t g_e = (x); if (g_e != cudaSuccess) { \\\n"
-        "    fprintf(stderr, \"gpuc: CUDA error: %%s at %%s:%%d (%%s)\\n\", cudaGetErrorString(g_e), __FILE__, __LINE__, #x); exit(1); } } while (0)\n"
-        "inline int gpuc_sms(void) {\n"
-        "    static int sms = 0;\n"
-        "    if (!sms) { int d = 0; GPUC_CK(cudaGetDevice(&d)); GPUC_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d)); }\n"
-        "    return sms;\n"
-        "}\n"
-        "/* a small cache of device blocks by size, so repeated runs do not cudaMalloc */\n"
-        "typedef struct { void *p; size_t n; } GpucBlock;\n"
-        "static GpucBlock gpuc_free_blocks[256];\n"
-        "static int gpuc_nfree;\n"
-        "typedef struct { void *p; size_t n; } GpucLive;\n"
-        "static GpucLive *gpuc_live; static int gpuc_nlive, gpuc_caplive;\n"
-        "inline void *gpuc_dalloc(size_t n) {\n"
-        "    if (n == 0) { n = 16; }\n"
-        "    n = (n + 255) & ~(size_t)255;\n"
-        "    void *p = NULL;\n"
-        "    for (int i = 0; i < gpuc_nfree; i++) {\n"
-        "        if (gpuc_free_blocks[i].n == n) { p = gpuc_free_blocks[i].p; gpuc_free_blocks[i] = gpuc_free_blocks[--gpuc_nfree]; break; }\n"
-        "    }\n"
-        "    if (!p) { GPUC_CK(cudaMalloc(&p, n)); }\n"
-        "    if (gpuc_nlive == gpuc_caplive) { gpuc_caplive = gpuc_caplive ? 2 * gpuc_caplive : 64; gpuc_live = (GpucLive *)realloc(gpuc_live, sizeof *gpuc_live * (size_t)gpuc_caplive); }\n"
-        "    gpuc_live[gpuc_nlive].p = p; gpuc_live[gpuc_nlive].n = n; gpuc_nlive++;\n"
-        "    return p;\n"
-        "}\n"
-        "/* one element of a device array, read from the host (0 outside: as in kernels) */\n"
-        "template <typename T> T gpuc_dread(const T *p, int64_t i, int64_t n, int64_t j, int64_t m) {\n"
-        "    T v = (T)0;\n"
-        "    if ((uint64_t)i < (uint64_t)n && (uint64_t)j < (uint64_t)m) { GPUC_CK(cudaMemcpy(&v, p + i * m + j, sizeof(T), cudaMemcpyDeviceToHost)); }\n"
-        "    else { gpuc_oob((uint64_t)i < (uint64_t)n ? j : i, (uint64_t)i < (uint64_t)n ? m : n); }\n"
-        "    return v;\n"
-        "}\n"
-        "inline void gpuc_dfree(const void *p) {\n"
-        "    for (int i = 0; i < gpuc_nlive; i++) {\n"
-        "        if (gpuc_live[i].p == p) {\n"
-        "            if (gpuc_nfree < 256) { gpuc_free_blocks[gpuc_nfree].p = gpuc_live[i].p; gpuc_free_blocks[gpuc_nfree].n = gpuc_live[i].n; gpuc_nfree++; }\n"
-        "            else { cudaFree(gpuc_live[i].p); }\n"
-        "            gpuc_live[i] = gpuc_live[--gpuc_nlive];\n"
-        "            return;\n"
-        "        }\n"
-        "    }\n"
-        "}\n\n");
+void be_cuda_host_entries(BeBuf *b, IrModule *m) {
+    CuEmit c = { 0 };
+    c.b = b;
+    c.m = m;
+    c.x.b = b;
+    c.x.cuda = true;
+    for (int i = 0; i < m->nentries; i++) { host_entry(&c, m->entries[i]); }
+    be_expr_free(&c.x);
 }
 
 int be_emit_cuda(FILE *out, IrModule *m) {
@@ -1511,15 +1563,11 @@ int be_emit_cuda(FILE *out, IrModule *m) {
             }
         }
     }
-    host_prelude(&b);
-    for (int i = 0; i < m->nentries; i++) {
-        be_entry_signature(&b, m->entries[i], "gpuc_dev_");
-        be_printf(&b, ";\n");
-        be_entry_signature(&b, m->entries[i], "gpuc_entry_");
-        be_printf(&b, ";\n");
-    }
-    for (int i = 0; i < m->nentries; i++) { host_entry(&c, m->entries[i]); }
+    be_printf(&b, "#ifdef GPUC_CUDA_HOST\n");
+    nvcc_host_prelude(&b);
+    be_cuda_host_entries(&b, m);
     be_printf(&b, "#ifdef GPUC_MAIN\n");
+    for (int i = 0; i < m->nentries; i++) { host_array_entry(&c, m->entries[i]); }
     be_main(&b, m);
     be_printf(&b, "#endif /* GPUC_MAIN */\n");
     be_printf(&b, "#endif /* GPUC_CUDA_HOST */\n");

@@ -273,12 +273,12 @@ static const char *emit_inner(BeExprCtx *c, const IrExpr *e) {
         snprintf(arr, sizeof arr, "%s", be_vname(v));
         if (c->host_reads) {
             if (v->rank == 1 || !e->a[1]) {
-                return be_strf(c, "gpuc_dread(%s, %s, %s, (int64_t)0, (int64_t)1)", arr, i0, be_vname(v->dims[0]));
+                return be_strf(c, "gpuc_dread(gpuc_h, %s, %s, %s, (int64_t)0, (int64_t)1)", arr, i0, be_vname(v->dims[0]));
             }
             const char *j = name_of(c, e->a[1]);
             char d0[96];
             snprintf(d0, sizeof d0, "%s", be_vname(v->dims[0]));
-            return be_strf(c, "gpuc_dread(%s, %s, %s, %s, %s)", arr, i0, d0, j, be_vname(v->dims[1]));
+            return be_strf(c, "gpuc_dread(gpuc_h, %s, %s, %s, %s, %s)", arr, i0, d0, j, be_vname(v->dims[1]));
         }
         if (v->rank == 1 || !e->a[1]) {
             char d0[96];

@@ -1,10 +1,18 @@
-/* emit_program.c: `--emit=program`: the reference C backend plus what the
- * program runner needs (runner/gpuc_program.h): per entry an adapter
- * `run_c(args, results, err, errlen)` over gpuc_entry_NAME, the GpucProgram
- * table with the gdsl type strings, and main().  The CUDA side (run_cuda
- * through the runtime with embedded images) is not emitted yet: entries have
- * run_cuda = NULL and the runner uses the C backend with a notice.
- * Build: cc -std=c99 prog.c -Iruntime -Irunner libgpuc_runner.a libgpuc_runtime.a -lm -ldl */
+/* emit_program.c: `--emit=program`: one C file with both backends of a
+ * program, for the program runner (runner/gpuc_program.h):
+ *   - the reference C backend (be_emit_c) and per entry an adapter
+ *     gpuc_run_c_NAME(args, results, err, errlen) over gpuc_entry_NAME;
+ *   - the CUDA backend's host side: the host interface gpuc_h_* over the gpuc
+ *     runtime (GpucHost: a context, the loaded module, the device blocks of
+ *     one call), the launchers gpuc_dev_NAME (be_cuda_host_entries, shared
+ *     with --emit=cuda), and per entry gpuc_run_cuda_NAME, which uploads the
+ *     arguments, runs, and downloads the results;
+ *   - the GpucProgram table with the gdsl type strings, and main().
+ * The kernels themselves are not in this file: they come as images
+ * (cubins, PTX) compiled by the driver from --emit=cuda (driver/build_exe.c),
+ * in a file named by -DGPUC_IMAGES="images.h" that defines gpuc_images[];
+ * without it the program has no images and the runner uses the C backend.
+ * Build: cc -std=c11 prog.c -Iruntime -Irunner libgpuc_runner.a libgpuc_runtime.a -lm -ldl */
 #include "backend.h"
 
 static void c_string(BeBuf *b, const char *s) {
@@ -16,11 +24,121 @@ static void c_string(BeBuf *b, const char *s) {
     be_printf(b, "\"");
 }
 
-static void adapter(BeBuf *b, IrEntry *e) {
-    be_line(b, "static int gpuc_run_c_%s(const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
-    b->indent++;
-    be_line(b, "(void)args; (void)results; (void)err; (void)errlen;");
-    /* sizes from the first array argument that has them */
+/* The host interface of backend/emit_cuda.c's launchers, over the gpuc
+ * runtime. Device pointers travel as typed C pointers (a CUdeviceptr fits).
+ * GpucKernels caches the functions of one module by name. */
+static void runtime_host_prelude(BeBuf *b) {
+    be_printf(b,
+        "/* ---- the CUDA backend: host interface over the gpuc runtime ---- */\n"
+        "typedef struct GpucKernels { GpucModule *module; int sms, n; const char *names[64]; GpucFunction *fns[64]; } GpucKernels;\n"
+        "typedef struct GpucHost {\n"
+        "    GpucContext *ctx;\n"
+        "    GpucKernels *kernels;  /* the module and its functions */\n"
+        "    int failed;            /* a host read of a device element failed */\n"
+        "    int nlive, caplive;    /* device blocks of this call, in order of allocation */\n"
+        "    GpucDevPtr *live;\n"
+        "} GpucHost;\n"
+        "#define GPUC_HAPI static inline\n"
+        "#define GPUC_HOST_FN static\n"
+        "#define GPUC_KERNEL(k) #k\n"
+        "#define GPUC_TRY(x) do { int g_e_ = (int)(x); if (g_e_ != 0) { gpuc_h_release(gpuc_h, g_mark); return g_e_; } } while (0)\n"
+        "#define GPUC_DP(p) ((GpucDevPtr)(uintptr_t)(p))\n"
+        "GPUC_HAPI void gpuc_h_init(GpucHost *h, GpucContext *ctx, GpucModule *module, GpucKernels *k) {\n"
+        "    memset(h, 0, sizeof *h);\n"
+        "    h->ctx = ctx;\n"
+        "    h->kernels = k;\n"
+        "    if (k->module != module) { memset(k, 0, sizeof *k); k->module = module; }\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_sms(GpucHost *h) {\n"
+        "    if (!h->kernels->sms) {\n"
+        "        GpucDeviceInfo info;\n"
+        "        h->kernels->sms = gpuc_context_device_info(h->ctx, &info) == GPUC_SUCCESS && info.multiprocessors > 0 ? info.multiprocessors : 1;\n"
+        "    }\n"
+        "    return h->kernels->sms;\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_alloc(GpucHost *h, void **out, size_t n) {\n"
+        "    if (h->nlive == h->caplive) {\n"
+        "        int cap = h->caplive ? 2 * h->caplive : 32;\n"
+        "        GpucDevPtr *l = (GpucDevPtr *)realloc(h->live, sizeof *l * (size_t)cap);\n"
+        "        if (!l) { return GPUC_ERROR_OUT_OF_MEMORY; }\n"
+        "        h->live = l; h->caplive = cap;\n"
+        "    }\n"
+        "    GpucDevPtr p = 0;\n"
+        "    GpucStatus st = gpuc_mem_alloc(h->ctx, n ? n : 1, &p);\n"
+        "    if (st != GPUC_SUCCESS) { return (int)st; }\n"
+        "    h->live[h->nlive++] = p;\n"
+        "    *out = (void *)(uintptr_t)p;\n"
+        "    return 0;\n"
+        "}\n"
+        "GPUC_HAPI void gpuc_h_free(GpucHost *h, const void *p) {\n"
+        "    for (int i = h->nlive - 1; i >= 0; i--) {\n"
+        "        if (h->live[i] == GPUC_DP(p)) {\n"
+        "            gpuc_mem_free(h->ctx, h->live[i]);\n"
+        "            memmove(h->live + i, h->live + i + 1, sizeof *h->live * (size_t)(h->nlive - i - 1));\n"
+        "            h->nlive--;\n"
+        "            return;\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_mark(GpucHost *h) { return h->nlive; }\n"
+        "GPUC_HAPI void gpuc_h_release(GpucHost *h, int mark) {\n"
+        "    while (h->nlive > mark) { gpuc_mem_free(h->ctx, h->live[--h->nlive]); }\n"
+        "}\n"
+        "GPUC_HAPI void gpuc_h_done(GpucHost *h) { gpuc_h_release(h, 0); free(h->live); h->live = NULL; h->caplive = 0; }\n"
+        "GPUC_HAPI int gpuc_h_zero(GpucHost *h, void *p, size_t n) { return (int)gpuc_memset_async(h->ctx, GPUC_DP(p), 0, n, NULL); }\n"
+        "GPUC_HAPI int gpuc_h_d2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)gpuc_memcpy_dtod_async(h->ctx, GPUC_DP(d), GPUC_DP(s), n, NULL); }\n"
+        "GPUC_HAPI int gpuc_h_h2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)gpuc_memcpy_htod_async(h->ctx, GPUC_DP(d), s, n, NULL); }\n"
+        "GPUC_HAPI int gpuc_h_d2h(GpucHost *h, void *d, const void *s, size_t n) {\n"
+        "    GpucStatus st = gpuc_memcpy_dtoh_async(h->ctx, d, GPUC_DP(s), n, NULL);\n"
+        "    return (int)(st != GPUC_SUCCESS ? st : gpuc_stream_synchronize(h->ctx, NULL));\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_launch(GpucHost *h, const char *name, unsigned gx, unsigned gy, unsigned block, void **args) {\n"
+        "    GpucKernels *k = h->kernels;\n"
+        "    GpucFunction *f = NULL;\n"
+        "    for (int i = 0; i < k->n && !f; i++) { if (strcmp(k->names[i], name) == 0) { f = k->fns[i]; } }\n"
+        "    if (!f) {\n"
+        "        GpucStatus st = k->module ? gpuc_module_get_function(k->module, name, &f) : GPUC_ERROR_NOT_FOUND;\n"
+        "        if (st != GPUC_SUCCESS) { return (int)st; }\n"
+        "        if (k->n < 64) { k->names[k->n] = name; k->fns[k->n] = f; k->n++; }\n"
+        "    }\n"
+        "    GpucLaunchConfig cfg;\n"
+        "    memset(&cfg, 0, sizeof cfg);\n"
+        "    cfg.grid[0] = gx; cfg.grid[1] = gy; cfg.grid[2] = 1;\n"
+        "    cfg.block[0] = block; cfg.block[1] = 1; cfg.block[2] = 1;\n"
+        "    return (int)gpuc_launch(f, &cfg, args);\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_oob(GpucHost *h, int *hit, long long at[2]) {\n"
+        "    GpucDevPtr flag = 0, where = 0;\n"
+        "    GpucStatus st = gpuc_module_get_global(h->kernels->module, \"gpuc_oob_flag_d\", &flag, NULL);\n"
+        "    if (st == GPUC_SUCCESS) { st = gpuc_module_get_global(h->kernels->module, \"gpuc_oob_at_d\", &where, NULL); }\n"
+        "    if (st == GPUC_SUCCESS) { st = gpuc_memcpy_dtoh_async(h->ctx, hit, flag, sizeof *hit, NULL); }\n"
+        "    if (st == GPUC_SUCCESS) { st = gpuc_memcpy_dtoh_async(h->ctx, at, where, 2 * sizeof *at, NULL); }\n"
+        "    if (st == GPUC_SUCCESS) { st = gpuc_stream_synchronize(h->ctx, NULL); }\n"
+        "    if (st == GPUC_SUCCESS && *hit) { st = gpuc_memset(h->ctx, flag, 0, sizeof *hit); }\n"
+        "    return (int)st;\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_status(GpucHost *h) { int e = h->failed; h->failed = 0; return e; }\n"
+        "/* one element of a device array, read from the host (0 outside: as in kernels) */\n"
+        "#define GPUC_DREAD(S, T) \\\n"
+        "GPUC_HAPI T gpuc_dread_##S(GpucHost *h, const T *p, int64_t i, int64_t n, int64_t j, int64_t m) { \\\n"
+        "    T v = (T)0; \\\n"
+        "    if ((uint64_t)i < (uint64_t)n && (uint64_t)j < (uint64_t)m) { \\\n"
+        "        int e = gpuc_h_d2h(h, &v, p + i * m + j, sizeof(T)); \\\n"
+        "        if (e && !h->failed) { h->failed = e; } \\\n"
+        "    } else { gpuc_oob((uint64_t)i < (uint64_t)n ? j : i, (uint64_t)i < (uint64_t)n ? m : n); } \\\n"
+        "    return v; \\\n"
+        "}\n"
+        "GPUC_DREAD(bool, bool) GPUC_DREAD(i32, int32_t) GPUC_DREAD(i64, int64_t) GPUC_DREAD(u32, uint32_t)\n"
+        "GPUC_DREAD(u64, uint64_t) GPUC_DREAD(f32, float) GPUC_DREAD(f64, double)\n"
+        "#define gpuc_dread(h, p, i, n, j, m) _Generic((p), \\\n"
+        "    bool *: gpuc_dread_bool, const bool *: gpuc_dread_bool, int32_t *: gpuc_dread_i32, const int32_t *: gpuc_dread_i32, \\\n"
+        "    int64_t *: gpuc_dread_i64, const int64_t *: gpuc_dread_i64, uint32_t *: gpuc_dread_u32, const uint32_t *: gpuc_dread_u32, \\\n"
+        "    uint64_t *: gpuc_dread_u64, const uint64_t *: gpuc_dread_u64, float *: gpuc_dread_f32, const float *: gpuc_dread_f32, \\\n"
+        "    double *: gpuc_dread_f64, const double *: gpuc_dread_f64)(h, p, i, n, j, m)\n\n");
+}
+
+/* Sizes of an entry, from the first array argument that has them. */
+static void sizes_from_args(BeBuf *b, IrEntry *e) {
     for (int i = 0; i < e->nsizes; i++) {
         IrValue *sv = e->sizes[i];
         const char *src = NULL;
@@ -32,6 +150,34 @@ static void adapter(BeBuf *b, IrEntry *e) {
         }
         be_line(b, "const int64_t %s = %s;", be_vname(sv), src ? src : "0");
     }
+}
+
+/* Give results[i] storage for shape out<i>_shape (when it has none or a
+ * different shape); on failure `fail` runs. */
+static void result_storage(BeBuf *b, IrValue *v, int i, const char *fail) {
+    be_line(b, "GpucValue *r = &results[%d];", i);
+    if (v->rank == 2) {
+        be_line(b, "if (!r->data || r->shape[0] != out%d_shape[0] || r->shape[1] != out%d_shape[1]) {", i, i);
+    } else {
+        be_line(b, "if (!r->data || r->shape[0] != out%d_shape[0]) {", i);
+    }
+    b->indent++;
+    be_line(b, "r->shape[0] = out%d_shape[0];", i);
+    if (v->rank == 2) { be_line(b, "r->shape[1] = out%d_shape[1];", i); }
+    be_line(b, "if (gpuc_value_alloc(r) != 0) {");
+    be_line(b, "    %s", fail);
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "const int64_t cnt = out%d_shape[0] * out%d_shape[1];", i, i);
+}
+
+/* gpuc_run_c_NAME: the entry on the C backend for the runner. */
+static void adapter(BeBuf *b, IrEntry *e) {
+    be_line(b, "static int gpuc_run_c_%s(const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
+    b->indent++;
+    be_line(b, "(void)args; (void)results; (void)err; (void)errlen;");
+    sizes_from_args(b, e);
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];
         if (v->rank) {
@@ -74,23 +220,9 @@ static void adapter(BeBuf *b, IrEntry *e) {
         }
         be_line(b, "{");
         b->indent++;
-        be_line(b, "GpucValue *r = &results[%d];", i);
-        if (v->rank == 2) {
-            be_line(b, "if (!r->data || r->shape[0] != out%d_shape[0] || r->shape[1] != out%d_shape[1]) {", i, i);
-        } else {
-            be_line(b, "if (!r->data || r->shape[0] != out%d_shape[0]) {", i);
-        }
-        b->indent++;
-        be_line(b, "r->shape[0] = out%d_shape[0];", i);
-        if (v->rank == 2) { be_line(b, "r->shape[1] = out%d_shape[1];", i); }
-        be_line(b, "if (gpuc_value_alloc(r) != 0) {");
-        be_line(b, "    free(out%d);", i);
-        be_line(b, "    snprintf(err, errlen, \"out of memory for the result\");");
-        be_line(b, "    return 1;");
-        be_line(b, "}");
-        b->indent--;
-        be_line(b, "}");
-        be_line(b, "const int64_t cnt = out%d_shape[0] * out%d_shape[1];", i, i);
+        char fail[128];
+        snprintf(fail, sizeof fail, "free(out%d); snprintf(err, errlen, \"out of memory for the result\"); return 1;", i);
+        result_storage(b, v, i, fail);
         be_line(b, "if (cnt > 0) {");
         be_line(b, "    memcpy(r->data, out%d, (size_t)cnt * sizeof(%s));", i, t);
         be_line(b, "}");
@@ -99,6 +231,83 @@ static void adapter(BeBuf *b, IrEntry *e) {
         be_line(b, "}");
     }
     be_line(b, "return 0;");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "\n");
+}
+
+/* gpuc_run_cuda_NAME: the entry on the GPU for the runner. */
+static void cuda_adapter(BeBuf *b, IrEntry *e) {
+    be_line(b, "static inline int gpuc_run_cuda_%s(GpucContext *ctx, GpucModule *module, GpucRun *run, const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
+    b->indent++;
+    be_line(b, "static GpucKernels g_kernels;");
+    be_line(b, "GpucHost g_host, *gpuc_h = &g_host;");
+    be_line(b, "gpuc_h_init(gpuc_h, ctx, module, &g_kernels);");
+    be_line(b, "int g_rc = 0;");
+    be_line(b, "(void)args; (void)results;");
+    sizes_from_args(b, e);
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        const char *t = ir_scalar_ctype(v->elem);
+        if (!v->rank) { continue; }
+        be_line(b, "%s *g_d%d = NULL;", t, i);
+        be_line(b, "{");
+        be_line(b, "    const size_t g_bytes = (size_t)gpuc_value_count(&args[%d]) * sizeof(%s);", i, t);
+        be_line(b, "    if ((g_rc = gpuc_h_alloc(gpuc_h, (void **)&g_d%d, g_bytes)) != 0 || (g_bytes && (g_rc = gpuc_h_h2d(gpuc_h, g_d%d, args[%d].data, g_bytes)) != 0)) { goto fail; }", i, i, i);
+        be_line(b, "}");
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        IrValue *v = e->results[i];
+        if (v->rank) {
+            be_line(b, "%s *out%d = NULL;", ir_scalar_ctype(v->elem), i);
+            be_line(b, "int64_t out%d_shape[2] = { 0, 1 };", i);
+        } else {
+            be_line(b, "%s out%d;", ir_scalar_ctype(v->elem), i);
+        }
+    }
+    be_line(b, "gpuc_run_mark_start(run);");
+    be_printf(b, "%*sg_rc = gpuc_dev_%s(gpuc_h", b->indent * 4, "", e->name);
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(e->sizes[i])); }
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        if (v->rank) { be_printf(b, ", g_d%d", i); }
+        else { be_printf(b, ", *(const %s *)args[%d].data", ir_scalar_ctype(v->elem), i); }
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_printf(b, ", &out%d, out%d_shape", i, i); }
+        else { be_printf(b, ", &out%d", i); }
+    }
+    be_printf(b, ");\n");
+    be_line(b, "gpuc_run_mark_end(run);");
+    be_line(b, "if (g_rc != 0) { goto fail; }");
+    for (int i = 0; i < e->nresults; i++) {
+        IrValue *v = e->results[i];
+        const char *t = ir_scalar_ctype(v->elem);
+        if (!v->rank) {
+            be_line(b, "*(%s *)results[%d].data = out%d;", t, i, i);
+            continue;
+        }
+        be_line(b, "{");
+        b->indent++;
+        result_storage(b, v, i, "gpuc_h_done(gpuc_h); snprintf(err, errlen, \"out of memory for the result\"); return 1;");
+        be_line(b, "if (cnt > 0 && (g_rc = gpuc_h_d2h(gpuc_h, r->data, out%d, (size_t)cnt * sizeof(%s))) != 0) { goto fail; }", i, t);
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_line(b, "gpuc_h_done(gpuc_h);");
+    be_line(b, "return 0;");
+    b->indent--;
+    be_line(b, "fail:");
+    b->indent++;
+    be_line(b, "if (gpuc_oob_hit) {");
+    be_line(b, "    snprintf(err, errlen, \"index %%lld out of bounds for size %%lld\", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]);");
+    be_line(b, "    gpuc_oob_hit = 0;");
+    be_line(b, "} else {");
+    be_line(b, "    const char *g_msg = gpuc_context_error(ctx);");
+    be_line(b, "    snprintf(err, errlen, \"%%s\", g_msg ? g_msg : gpuc_status_string((GpucStatus)g_rc));");
+    be_line(b, "}");
+    be_line(b, "gpuc_h_done(gpuc_h);");
+    be_line(b, "return 1;");
     b->indent--;
     be_line(b, "}");
     be_printf(b, "\n");
@@ -114,6 +323,20 @@ int be_emit_program(FILE *out, IrModule *m) {
     be_printf(&b, "\n/* ---- the program table for the runner (runner/gpuc_program.h) ---- */\n");
     be_printf(&b, "#include \"gpuc_program.h\"\n\n");
     for (int i = 0; i < m->nentries; i++) { adapter(&b, m->entries[i]); }
+    runtime_host_prelude(&b);
+    be_cuda_host_entries(&b, m);
+    for (int i = 0; i < m->nentries; i++) { cuda_adapter(&b, m->entries[i]); }
+    be_printf(&b, "/* the kernel images (driver/build_exe.c); without them, the C backend only */\n"
+                  "#ifdef GPUC_IMAGES\n"
+                  "#include GPUC_IMAGES\n"
+                  "#define GPUC_NUM_IMAGES ((int)(sizeof gpuc_images / sizeof gpuc_images[0]))\n"
+                  "#define GPUC_IMAGE_TABLE gpuc_images\n"
+                  "#define GPUC_RUN_CUDA(f) f\n"
+                  "#else\n"
+                  "#define GPUC_NUM_IMAGES 0\n"
+                  "#define GPUC_IMAGE_TABLE NULL\n"
+                  "#define GPUC_RUN_CUDA(f) NULL\n"
+                  "#endif\n\n");
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         be_printf(&b, "static const GpucParam gpuc_params_%s[] = {\n", e->name);
@@ -132,11 +355,11 @@ int be_emit_program(FILE *out, IrModule *m) {
         IrEntry *e = m->entries[i];
         be_printf(&b, "    { \"%s\", %d, gpuc_params_%s, ", e->name, e->ngroups_in, e->name);
         c_string(&b, e->result_type ? e->result_type : "?");
-        be_printf(&b, ", gpuc_run_c_%s, NULL },\n", e->name);
+        be_printf(&b, ", gpuc_run_c_%s, GPUC_RUN_CUDA(gpuc_run_cuda_%s) },\n", e->name, e->name);
     }
     if (!m->nentries) { be_printf(&b, "    { 0, 0, 0, 0, 0, 0 },\n"); }
     be_printf(&b, "};\n");
-    be_printf(&b, "static const GpucProgram gpuc_program = { \"%s\", %d, gpuc_entries, 0, NULL };\n\n", "gpuc", m->nentries);
+    be_printf(&b, "static const GpucProgram gpuc_program = { \"%s\", %d, gpuc_entries, GPUC_NUM_IMAGES, GPUC_IMAGE_TABLE };\n\n", "gpuc", m->nentries);
     be_printf(&b, "int main(int argc, char **argv) {\n    return gpuc_program_main(&gpuc_program, argc, argv);\n}\n");
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);

@@ -257,9 +257,13 @@ void be_text_io(BeBuf *b) {
 
 static int tcode(IrScalar t) { return (int)t; }
 
-void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix) {
+void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *lead) {
     be_printf(b, "int %s%s(", prefix, e->name);
     bool first = true;
+    if (lead) {
+        be_printf(b, "%s", lead);
+        first = false;
+    }
     for (int i = 0; i < e->nsizes; i++) {
         be_printf(b, "%sint64_t %s", first ? "" : ", ", be_vname(e->sizes[i]));
         first = false;

@@ -1,8 +1,12 @@
 /* build_exe.c: `gpuc prog.gdsl -o prog` and `gpuc run`. The checked program
- * goes through the backend's --emit=program path (the C backend plus the
- * runner's GpucProgram table and main) into a temporary directory, then the
- * system C compiler ($CC, default cc) compiles and links it against
- * libgpuc_runner.a and libgpuc_runtime.a. Those libraries and their headers
+ * goes through the backend's --emit=program path (both backends' host code,
+ * the runner's GpucProgram table and main) into a temporary directory; its
+ * kernels (--emit=cuda) are compiled ahead of time with NVRTC into a cubin
+ * per --arch (default sm_80,sm_90) plus PTX for the newest, written as C
+ * arrays into images.h; then the system C compiler ($CC, default cc)
+ * compiles and links it all against libgpuc_runner.a and libgpuc_runtime.a.
+ * --arch=none (or no NVRTC on this machine, with a warning) builds the C
+ * backend only. Those libraries and their headers
  * are found in the install prefix given by --gpuc-home or $GPUC_HOME
  * (PREFIX/lib, PREFIX/include), else in the build tree this gpuc came from
  * (paths baked in by driver/CMakeLists.txt). `gpuc run` keeps executables in
@@ -21,6 +25,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "gpuc.h"
 
 #ifndef GPUC_VERSION
 #define GPUC_VERSION "0.0.0"
@@ -188,6 +193,9 @@ int drv_check_arch(const char *arch)
         fprintf(stderr, "gpuc: error: --arch needs a list like sm_80,sm_90\n");
         return -1;
     }
+    if (strcmp(arch, "none") == 0) {
+        return 0;
+    }
     const char *p = arch;
     for (;;) {
         const char *end = strchr(p, ',');
@@ -315,6 +323,99 @@ static int split_words(char *s, char **out, int max)
     return n;
 }
 
+#define DEFAULT_ARCHS "sm_80,sm_90"
+
+/* Compile the program's kernels for every architecture of the list (plus PTX
+ * for the newest, for later devices) and write them to images_path as
+ * `static const GpucImage gpuc_images[]`. Returns 0 when written, 1 after an
+ * error, 2 when there is nothing to write: --arch=none, or no NVRTC and no
+ * --arch given (warned). */
+static int write_images(FeProgram *prog, const char *archs, const char *images_path)
+{
+    bool explicit = archs != NULL;
+    if (!archs) {
+        archs = DEFAULT_ARCHS;
+    }
+    if (strcmp(archs, "none") == 0) {
+        return 2;
+    }
+    int major = 0, minor = 0;
+    if (gpuc_nvrtc_version(&major, &minor) != GPUC_SUCCESS) {
+        if (explicit) {
+            fprintf(stderr, "gpuc: error: --arch=%s needs NVRTC to compile the kernels: %s\n", archs, gpuc_last_error());
+            return 1;
+        }
+        fprintf(stderr, "gpuc: warning: no NVRTC (%s): the executable has the C backend only\n", gpuc_last_error());
+        return 2;
+    }
+    char *source = NULL;
+    size_t source_len = 0;
+    FILE *mem = open_memstream(&source, &source_len);
+    if (!mem) {
+        fprintf(stderr, "gpuc: error: out of memory\n");
+        return 1;
+    }
+    int rc = be_driver_emit(prog, "cuda", NULL, false, mem);
+    if (fclose(mem) != 0 || rc != 0) {
+        free(source);
+        return 1;
+    }
+    /* the list, then PTX of its newest architecture */
+    char *list = xstrdup(archs);
+    const char *names[33];
+    int n = 0, newest = 0;
+    for (char *tok = strtok(list, ","); tok && n < 32; tok = strtok(NULL, ",")) {
+        names[n++] = tok;
+        if (atoi(tok + 3) > atoi(names[newest] + 3)) {
+            newest = n - 1;
+        }
+    }
+    char *ptx = xprintf("compute_%s", names[newest] + 3);
+    names[n++] = ptx;
+    FILE *out = fopen(images_path, "w");
+    if (!out) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", images_path, strerror(errno));
+        rc = 1;
+    }
+    static const char *const options[] = { "-lineinfo" };
+    for (int i = 0; out && i < n && rc == 0; i++) {
+        void *image = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        if (gpuc_compile_cuda_to_image(source, names[i], options, 1, &image, &size, &log) != GPUC_SUCCESS) {
+            fprintf(stderr, "gpuc: internal error: NVRTC could not compile the kernels for %s: %s\n", names[i],
+                    gpuc_last_error());
+            rc = 1;
+        } else {
+            /* a string literal: compilers read it ten times faster than
+             * an initializer list of numbers */
+            fprintf(out, "static const char gpuc_image_%d[] =", i);
+            const unsigned char *bytes = image;
+            for (size_t k = 0; k < size; k++) {
+                fprintf(out, "%s\\x%02x%s", k % 64 ? "" : "\n\"", bytes[k], k % 64 == 63 || k + 1 == size ? "\"" : "");
+            }
+            fprintf(out, "%s;\n", size ? "" : " \"\"");
+        }
+        free(image);
+        free(log);
+    }
+    if (out) {
+        fprintf(out, "static const GpucImage gpuc_images[] = {\n");
+        for (int i = 0; rc == 0 && i < n; i++) {
+            fprintf(out, "    { \"%s\", gpuc_image_%d, sizeof gpuc_image_%d - 1 },\n", names[i], i, i);
+        }
+        fprintf(out, "};\n");
+        if (fclose(out) != 0 && rc == 0) {
+            fprintf(stderr, "gpuc: error: cannot write '%s'\n", images_path);
+            rc = 1;
+        }
+    }
+    free(ptx);
+    free(list);
+    free(source);
+    return rc;
+}
+
 int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path)
 {
     if (bo->arch && drv_check_arch(bo->arch) != 0) {
@@ -326,12 +427,17 @@ int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
     }
     int status = 1;
     char *dir = drv_temp_dir();
-    char *gen = NULL, *unit = NULL, *log = NULL, *tmp_out = NULL;
+    char *gen = NULL, *unit = NULL, *log = NULL, *tmp_out = NULL, *images = NULL;
     if (!dir) {
         goto done;
     }
     gen = xprintf("%s/program.c", dir);
     log = xprintf("%s/cc.log", dir);
+    images = xprintf("%s/images.h", dir);
+    int img = write_images(prog, bo->arch, images);
+    if (img == 1) {
+        goto done;
+    }
     FILE *f = fopen(gen, "w");
     if (!f) {
         fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", gen, strerror(errno));
@@ -406,6 +512,9 @@ int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
     n += split_words(flags, argv + n, 16);
     argv[n++] = inc1;
     argv[n++] = inc2;
+    if (img == 0) {
+        argv[n++] = "-DGPUC_IMAGES=\"images.h\"";
+    }
     argv[n++] = unit;
     argv[n++] = tc.lib_runner;
     argv[n++] = tc.lib_runtime;
@@ -450,6 +559,7 @@ done:
     }
     free(gen);
     free(log);
+    free(images);
     free(dir);
     toolchain_free(&tc);
     return status;
