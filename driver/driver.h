@@ -1,7 +1,8 @@
 /* driver.h: the gpuc command's own pieces beyond the pipeline in main.c:
  * building executables (`gpuc prog.gdsl -o prog`, build_exe.c), running them
- * through a cache (`gpuc run`), and the test-block runner (`gpuc test`,
- * test_cmd.c). Prefix drv_. */
+ * through a cache (`gpuc run`), the test-block runner (`gpuc test`,
+ * test_cmd.c) and the benchmark runner (`gpuc bench`, bench_cmd.c), which
+ * share blocks.c (blocks.h). Prefix drv_. */
 #ifndef GPUC_DRIVER_H
 #define GPUC_DRIVER_H
 
@@ -34,6 +35,9 @@ int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_t
 
 /* `gpuc test [options] files-or-dirs...` (argv[0] = "test"). Exit status. */
 int drv_test_main(int argc, char **argv);
+
+/* `gpuc bench [options] files-or-dirs...` (argv[0] = "bench"). Exit status. */
+int drv_bench_main(int argc, char **argv);
 
 /* Run argv[0] (searched in PATH) with stdin/stdout/stderr from/to the given
  * files (NULL: inherited), killed by SIGALRM after timeout_s seconds (0: no

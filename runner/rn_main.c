@@ -51,6 +51,7 @@ typedef struct Options {
   RnSizes random_sizes;                /* from --random */
   uint64_t seed;
   bool help;
+  bool signatures;                     /* --signatures (hidden, for gpuc test and gpuc bench) */
 } Options;
 
 static const char *prog_name = "gpuc-program";
@@ -80,6 +81,24 @@ static void print_signature(FILE *out, const GpucEntry *entry)
   }
   fprintf(out, ") -> %s\n", sig.result_shown);
   rn_sig_free(&sig);
+}
+
+/* --signatures: the program table exactly as generated, one entry a line,
+ * fields separated by tabs (type strings hold spaces and commas, never tabs):
+ *     NAME <TAB> RESULT_TYPE [<TAB> PARAM <TAB> TYPE]...
+ * with structs spelled out ("Point { x: f32, y: f32 }[n]"). Not in --help: it
+ * is for tools (gpuc test, gpuc bench), which must not parse the abbreviated
+ * types --help shows. */
+static void print_signatures(FILE *out, const GpucProgram *prog)
+{
+  for (int i = 0; i < prog->num_entries; i++) {
+    const GpucEntry *e = &prog->entries[i];
+    fprintf(out, "%s\t%s", e->name, e->result_type ? e->result_type : "");
+    for (int p = 0; p < e->num_params; p++) {
+      fprintf(out, "\t%s\t%s", e->params[p].name, e->params[p].type ? e->params[p].type : "");
+    }
+    fputc('\n', out);
+  }
 }
 
 static void usage(FILE *out, const GpucProgram *prog)
@@ -237,6 +256,8 @@ static int parse_options(Options *o, int argc, char **argv)
     const char *a = argv[i], *v;
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       o->help = true;
+    } else if (strcmp(a, "--signatures") == 0) {
+      o->signatures = true;
     } else if (strcmp(a, "-e") == 0 || is_option(a, "--entry")) {
       if (!(v = option_value(argc, argv, &i, a[1] == 'e' ? "-e" : "--entry"))) {
         return -1;
@@ -927,6 +948,11 @@ int gpuc_program_main(const GpucProgram *prog, int argc, char **argv)
   if (o.help) {
     usage(stdout, prog);
     status = 0;
+    goto out;
+  }
+  if (o.signatures) {
+    print_signatures(stdout, prog);
+    status = fflush(stdout) == 0 ? 0 : 1;
     goto out;
   }
   const GpucEntry *entry = choose_entry(prog, o.entry);
