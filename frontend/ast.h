@@ -67,6 +67,7 @@ typedef struct FeDim {
     const char *name; /* FE_DIM_VAR */
     int64_t value;    /* FE_DIM_CONST */
     int id;           /* FE_DIM_RUNTIME */
+    SrcLoc loc;       /* where the size is written (unset for sizes made by the checker) */
 } FeDim;
 
 /* Types are structured values compared with fe_type_equal(); the scalar types

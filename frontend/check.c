@@ -403,12 +403,14 @@ static FeType *resolve_type(FeType *t)
             if (r->dims[i].kind == FE_DIM_RUNTIME) {
                 r->dims[i] = runtime_dim();
             } else if (r->dims[i].kind == FE_DIM_VAR && (v = tparam_value(r->dims[i].name, &k)) != NULL) {
+                SrcLoc at = r->dims[i].loc.file ? r->dims[i].loc : t->loc;
                 if (k != FE_TP_INT) {
-                    fe_error(t->loc, "'%s' is a type parameter, not a size", r->dims[i].name);
+                    fe_error(at, "'%s' is a type parameter, not a size", r->dims[i].name);
                     return err_type();
                 }
                 if (v->ival < 0 || v->ival > INT32_MAX) {
-                    fe_error(t->loc, "array size %s = %lld is out of range", r->dims[i].name, (long long)v->ival);
+                    fe_error(at, "array size %s = %lld is out of range (0 to 2147483647)", r->dims[i].name,
+                             (long long)v->ival);
                     return err_type();
                 }
                 r->dims[i].kind = FE_DIM_CONST;

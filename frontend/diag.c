@@ -145,7 +145,7 @@ void fe_verror(const char *kind, SrcLoc loc, const char *fmt, va_list ap)
 {
     char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    bool is_error = strcmp(kind, "error") == 0;
+    bool is_error = strcmp(kind, "error") == 0 || strcmp(kind, "internal error") == 0;
     if (is_error && already_reported(loc, msg)) {
         return;
     }
@@ -163,6 +163,14 @@ void fe_verror(const char *kind, SrcLoc loc, const char *fmt, va_list ap)
     if (s && loc.line > 0) {
         show_line(s, loc.line, loc.col);
     }
+}
+
+void fe_report(const char *kind, SrcLoc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fe_verror(kind, loc, fmt, ap);
+    va_end(ap);
 }
 
 void fe_error(SrcLoc loc, const char *fmt, ...)

@@ -40,6 +40,9 @@ void *fe_grow(FeArena *a, void *items, int n, int *cap, size_t elem_size);
 void fe_error(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fe_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fe_verror(const char *kind, SrcLoc loc, const char *fmt, va_list ap);
+/* `file:line:col: KIND: message`; KIND "error" and "internal error" (a gpuc
+ * bug found without crashing: compilation stops) count as errors. */
+void fe_report(const char *kind, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* An error without a location: `gpuc: error: message`. */
 void fe_error_noloc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fe_error_count(void);

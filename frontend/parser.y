@@ -401,15 +401,15 @@ types2
     ;
 
 dim
-    : NAME { memset(&$$, 0, sizeof $$); $$.kind = FE_DIM_VAR; $$.name = $1; }
+    : NAME { memset(&$$, 0, sizeof $$); $$.kind = FE_DIM_VAR; $$.name = $1; $$.loc = LOC(@1); }
     | INT {
-          memset(&$$, 0, sizeof $$); $$.kind = FE_DIM_CONST; $$.value = (int64_t)$1->ival;
+          memset(&$$, 0, sizeof $$); $$.kind = FE_DIM_CONST; $$.value = (int64_t)$1->ival; $$.loc = LOC(@1);
           if ($1->ival < 1 || $1->ival > (uint64_t)INT32_MAX) {
               fe_error(LOC(@1), "array size %s is out of range (1 to 2147483647)", $1->text);
               $$.value = 1;
           }
       }
-    | UNDERSCORE { memset(&$$, 0, sizeof $$); $$.kind = FE_DIM_RUNTIME; }
+    | UNDERSCORE { memset(&$$, 0, sizeof $$); $$.kind = FE_DIM_RUNTIME; $$.loc = LOC(@1); }
     ;
 
 expr
