@@ -55,6 +55,7 @@ typedef struct {
     int next_var;       /* fold / virtual array loop variable ids */
     int errors;
     bool quiet;         /* lowering a fn as an entry: failures drop it silently */
+    int entry_errors;   /* errors in the entry being lowered (only the first is reported) */
     int depth;          /* inlining depth */
 } Lower;
 
@@ -84,9 +85,20 @@ static LVal *lookup(Env *env, FeBinding *b) {
     return NULL;
 }
 
+/* A lowering error. Messages starting "internal: " are gpuc bugs (the
+ * checker accepted something the lowering cannot handle by mistake) and are
+ * reported as `internal error`; the others are limits of the IR, reported as
+ * errors. Only the first of an entry is reported: the rest follow from it. */
 static void lerr(Lower *L, SrcLoc loc, const char *msg) {
-    if (!L->quiet) { fe_error(loc, "%s", msg); }
+    if (!L->quiet && L->entry_errors == 0) {
+        if (strncmp(msg, "internal: ", 10) == 0) {
+            fe_report("internal error", loc, "%s (this is a gpuc bug)", msg + 10);
+        } else {
+            fe_error(loc, "%s", msg);
+        }
+    }
     L->errors++;
+    L->entry_errors++;
 }
 
 static IrScalar sc(const FeType *t) {
@@ -207,7 +219,7 @@ static IrValue *need_array(Lower *L, LVal *v, int line) {
 
 static IrExpr *scalar_of(Lower *L, LVal *v, SrcLoc loc) {
     if (v && v->kind == LV_SCALAR) { return v->x; }
-    lerr(L, loc, "internal: expected a scalar value here (not supported by the IR lowering yet)");
+    lerr(L, loc, "this use of a tuple, struct or array is not supported by the IR lowering yet (a scalar is needed here)");
     return ir_e_const_i(L->m, IR_I32, 0);
 }
 
@@ -288,6 +300,25 @@ static FeExpr *unwrap_col(FeExpr *x) {
     return x;
 }
 
+static bool same_size(const IrValue *a, const IrValue *b) {
+    return a == b || (a && b && a->has_const && b->has_const && a->const_val == b->const_val);
+}
+
+/* The shape of a lifted op from its whole (non-broadcast) array operands, as
+ * lifted_operand would pick it, before any operand is read: an operand whose
+ * size differs from it (the checker lets a size known only at run time meet
+ * another size) is then read with bounds checks, so a shorter one stops the
+ * program with an index error instead of being read past its end. */
+static void lifted_shape(FeExpr **ops, LVal **vals, int nops, IrValue **shape) {
+    for (int i = 0; i < nops; i++) {
+        FeExpr *ox = unwrap_col(ops[i]);
+        if (vals[i]->kind != LV_ARRAY || ox->bcast != FE_BC_NONE) { continue; }
+        IrValue *a = vals[i]->arr;
+        if (!shape[0] || shape[0]->has_const) { shape[0] = a->dims[0]; }
+        if (a->rank == 2 && (!shape[1] || shape[1]->has_const)) { shape[1] = a->dims[1]; }
+    }
+}
+
 /* An operand of a lifted op, as an element expression. */
 static IrExpr *lifted_operand(Lower *L, FeExpr *ox, LVal *v, Ins *in, IrValue **shape, int rank) {
     if (v->kind == LV_SCALAR) { return v->x; }
@@ -303,6 +334,9 @@ static IrExpr *lifted_operand(Lower *L, FeExpr *ox, LVal *v, Ins *in, IrValue **
         return ir_e_read(L->m, a, ir_e_idx(L->m, 0), NULL);
     case FE_BC_NONE:
     default:
+        if (shape[0] && (!same_size(shape[0], a->dims[0]) || (a->rank == 2 && shape[1] && !same_size(shape[1], a->dims[1])))) {
+            return ir_e_read(L->m, a, ir_e_idx(L->m, 0), a->rank == 2 ? ir_e_idx(L->m, 1) : NULL);
+        }
         if (!shape[0] || shape[0]->has_const) { shape[0] = a->dims[0]; }
         if (a->rank == 2 && (!shape[1] || shape[1]->has_const)) { shape[1] = a->dims[1]; }
         return ir_e_param(L->m, a->elem, add_in(L, in, a));
@@ -321,7 +355,7 @@ static LVal *lifted(Lower *L, FeExpr *x, FeExpr **ops, int nops, Env *env) {
     int rank = x->type && x->type->kind == FE_TY_ARRAY ? x->type->rank : 1;
     if (!inv || anyvarr) {
         /* inside a lambda: a virtual array */
-        if (rank != 1) { lerr(L, x->loc, "internal: 2-D arrays inside lambdas are not supported yet"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+        if (rank != 1) { lerr(L, x->loc, "2-D array operations inside a lambda are not supported yet"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
         int var = L->next_var++;
         IrExpr **a = ir_alloc(m->arena, sizeof *a * (size_t)(nops + 1));
         IrExpr *len = NULL;
@@ -342,6 +376,7 @@ static LVal *lifted(Lower *L, FeExpr *x, FeExpr **ops, int nops, Env *env) {
     Ins in = { 0 };
     IrValue *shape[2] = { 0 };
     IrExpr **a = ir_alloc(m->arena, sizeof *a * (size_t)(nops + 1));
+    lifted_shape(ops, vals, nops, shape);
     for (int i = 0; i < nops; i++) { a[i] = lifted_operand(L, unwrap_col(ops[i]) == ops[i] ? ops[i] : ops[i], vals[i], &in, shape, rank); }
     IrExpr *body = scalar_op(L, x, a, nops);
     IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
@@ -374,7 +409,7 @@ static LVal *bind_pattern(Lower *L, FePattern *p, LVal *v, Env **env) {
 }
 
 static LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
-    if (L->depth > 64) { lerr(L, loc, "function inlining too deep"); return args[0]; }
+    if (L->depth > 64) { lerr(L, loc, "calls nested more than 64 functions deep cannot be inlined"); return args[0]; }
     L->depth++;
     LVal *r = NULL;
     if (f->lambda) {
@@ -544,7 +579,7 @@ static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
     LVal *arr = lower(L, arr_x, env);
     int axis = x->axis;
     if (arr->kind == LV_VARR || (!lv_invariant(arr) && arr->kind != LV_TUPLE)) {
-        if (general || b == FE_B_ARGMIN || b == FE_B_ARGMAX) { lerr(L, x->loc, "internal: general reductions inside lambdas are not supported yet"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+        if (general || b == FE_B_ARGMIN || b == FE_B_ARGMAX) { lerr(L, x->loc, "reduce, argmin and argmax of an array computed inside a lambda are not supported yet (sum, prod, min, max, all and any are)"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
         LVal *va = as_varr(L, arr);
         return fold_varr(L, va, reduce_binop(b, va->elem), x->loc);
     }
@@ -842,6 +877,7 @@ static LVal *lower_call(Lower *L, FeExpr *x, Env *env) {
             IrValue *shape[2] = { 0 };
             int rank = x->type->rank;
             LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(x->nargs + 1));
+            lifted_shape(x->args, args, x->nargs, shape);
             for (int i = 0; i < x->nargs; i++) { el[i] = lv_scalar(L, lifted_operand(L, x->args[i], args[i], &in, shape, rank)); }
             IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
             LVal *r = apply(L, &f, el, x->nargs, x->loc);
@@ -975,25 +1011,56 @@ static LVal *lower_index(Lower *L, FeExpr *x, Env *env) {
     return a;
 }
 
-/* Array literal [e0, e1, ...]: a map over its index. */
+/* Array literal [e0, e1, ...]: a map over its index choosing element i.
+ * Elements may be tuples or structs (one output per leaf). A 2-D literal
+ * [r0, r1, ...] has 1-D arrays as rows, read at the column index; the rows
+ * must have one size value (literal rows do, and so do rows sized by one
+ * size variable): rows of run-time sizes are not supported yet. */
 static LVal *lower_array_lit(Lower *L, FeExpr *x, Env *env) {
     IrModule *m = L->m;
-    if (x->type->rank != 1) { lerr(L, x->loc, "internal: 2-D array literals are not supported by the IR yet"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
-    int n = x->nargs;
-    IrExpr **vals = ir_alloc(m->arena, sizeof *vals * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) { vals[i] = scalar_of(L, lower(L, x->args[i], env), x->loc); }
-    IrValue *w = ir_size_const(m, L->e, n, x->loc.line);
-    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_for1d, x->loc.line);
-    s->w[0] = w;
-    IrExpr *body = n ? vals[n - 1] : ir_e_const_i(m, sc(x->type), 0);
-    for (int i = n - 2; i >= 0; i--) {
-        body = ir_e_select(m, ir_e_bin(m, IR_BIN_eq, ir_e_idx(m, 0), ir_e_const_i(m, IR_I64, i)), vals[i], body);
+    int n = x->nargs, rank = x->type->rank, nleaves = 0;
+    LVal ***el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        LVal *v = lower(L, x->args[i], env);
+        el[i] = flat(L, v, &nleaves);
+        for (int k = 0; rank == 2 && k < nleaves; k++) {
+            IrValue *row = need_array(L, el[i][k], x->loc.line);
+            if (!row || row->rank != 1) {
+                lerr(L, x->args[i]->loc, "internal: a row of a 2-D array literal is not a 1-D array");
+                return lv_scalar(L, ir_e_const_i(m, IR_I32, 0));
+            }
+            el[i][k] = lv_array(L, row);
+        }
     }
-    s->map = ir_lambda_new(m, 0, NULL, 1);
-    s->map->res[0] = body;
-    IrValue *o = ir_value_new(m, L->e, sc(x->type), 1, w, NULL);
-    ir_stmt_add_out(m, s, o);
-    return lv_array(L, o);
+    IrValue *w0 = ir_size_const(m, L->e, n, x->loc.line), *w1 = NULL;
+    if (rank == 2) {
+        w1 = el[0][0]->arr->dims[0];
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < nleaves; k++) {
+                IrValue *d = el[i][k]->arr->dims[0];
+                bool same = d == w1 || (d->has_const && w1->has_const && d->const_val == w1->const_val);
+                if (!same) {
+                    lerr(L, x->args[i]->loc, "the rows of a 2-D array literal must have sizes known to be equal "
+                                             "(rows of run-time sizes are not supported yet)");
+                    return lv_scalar(L, ir_e_const_i(m, IR_I32, 0));
+                }
+            }
+        }
+    }
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_for2d : IR_AOP_for1d, x->loc.line);
+    s->rank = rank;
+    s->w[0] = w0;
+    s->w[1] = w1;
+    s->map = ir_lambda_new(m, 0, NULL, nleaves);
+    for (int k = 0; k < nleaves; k++) {
+        IrExpr *body = NULL;
+        for (int i = n - 1; i >= 0; i--) {
+            IrExpr *v = rank == 2 ? ir_e_read(m, el[i][k]->arr, ir_e_idx(m, 1), NULL) : scalar_of(L, el[i][k], x->args[i]->loc);
+            body = body ? ir_e_select(m, ir_e_bin(m, IR_BIN_eq, ir_e_idx(m, 0), ir_e_const_i(m, IR_I64, i)), v, body) : v;
+        }
+        s->map->res[k] = body;
+    }
+    return outs_like(L, s, x->type, w0, w1, rank);
 }
 
 static LVal *lower(Lower *L, FeExpr *x, Env *env) {
@@ -1075,7 +1142,7 @@ static LVal *lower(Lower *L, FeExpr *x, Env *env) {
                 ir_stmt_add_out(m, s, o);
                 r[i] = lv_array(L, o);
             } else {
-                lerr(L, x->loc, "internal: unsupported if-then-else on arrays");
+                lerr(L, x->loc, "an if-then-else choosing between arrays inside a lambda is not supported yet");
                 r[i] = tl[i];
             }
         }
@@ -1185,6 +1252,7 @@ static void lower_entry(Lower *L, FeFunc *f) {
     IrEntry *e = ir_entry_new(m, name, f->loc.line);
     L->e = e;
     L->entry = f;
+    L->entry_errors = 0;
     e->attr_block = (int)f->block;
     e->attr_unroll = (int)f->unroll;
     e->attr_items = (int)f->items;
