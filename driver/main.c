@@ -246,6 +246,34 @@ static bool output_close(Output *out, bool ok)
     return ok;
 }
 
+/* -e NAME must name an entry, an export or a fn of the main file (what the
+ * executable's table can hold): checked here, when the program is built,
+ * rather than when it runs. Returns 0, or 1 after reporting the error. */
+static int check_entry_option(const FeProgram *prog, const char *name)
+{
+    if (!name) {
+        return 0;
+    }
+    const char *main_file = prog->nmodules ? prog->modules[0]->path : NULL;
+    for (int i = 0; i < prog->ninstances; i++) {
+        const FeFunc *f = prog->instances[i];
+        bool ours = !main_file || !f->loc.file || strcmp(f->loc.file, main_file) == 0;
+        if (ours && strcmp(f->inst_name ? f->inst_name : f->name, name) == 0) {
+            return 0;
+        }
+    }
+    fprintf(stderr, "gpuc: error: -e %s: there is no entry named '%s' (entries:", name, name);
+    int listed = 0;
+    for (int i = 0; i < prog->ninstances; i++) {
+        const FeFunc *f = prog->instances[i];
+        if (f->is_entry && (!main_file || !f->loc.file || strcmp(f->loc.file, main_file) == 0)) {
+            fprintf(stderr, "%s %s", listed++ ? "," : "", f->inst_name ? f->inst_name : f->name);
+        }
+    }
+    fprintf(stderr, "%s)\n", listed ? "" : " none");
+    return 1;
+}
+
 /* The whole pipeline. Returns the exit status. */
 static int compile(FeArena *a, const Options *o)
 {
@@ -263,7 +291,7 @@ static int compile(FeArena *a, const Options *o)
         return 1;
     }
     fe_check(a, prog, &o->fe);                          /* names, types, instances */
-    if (fe_error_count()) {
+    if (fe_error_count() || check_entry_option(prog, o->entry)) {
         return 1;
     }
 
@@ -364,7 +392,7 @@ static int run_command(FeArena *a, int argc, char **argv)
         return 1;
     }
     fe_check(a, prog, &o.fe);
-    if (fe_error_count()) {
+    if (fe_error_count() || check_entry_option(prog, o.entry)) {
         return 1;
     }
     /* the cache key: every option given to gpuc (the sources are added by drv_run_cached) */

@@ -2838,6 +2838,7 @@ static void apply_defines(const FeOptions *opts)
             continue;
         }
         bool used = false, entry_found = false;
+        Suggest near = {d->name, NULL, 99};
         for (int m = 0; m < C->prog->nmodules; m++) {
             FeModule *mod = C->prog->modules[m];
             for (int f = 0; f < mod->nfuncs; f++) {
@@ -2847,6 +2848,7 @@ static void apply_defines(const FeOptions *opts)
                 }
                 entry_found = true;
                 for (int k = 0; k < fn->ntparams; k++) {
+                    suggest(&near, fn->tparams[k].name);
                     if (strcmp(fn->tparams[k].name, d->name) == 0) {
                         FeTArg val = v;
                         val.loc = fn->tparams[k].loc;
@@ -2862,7 +2864,12 @@ static void apply_defines(const FeOptions *opts)
         if (d->entry && !entry_found) {
             fe_error_noloc("-D %s: there is no function named '%s'", spell, d->entry);
         } else if (!used) {
-            fe_error_noloc("-D %s: no function has a template parameter named '%s'", spell, d->name);
+            const char *hint = near.best ? fe_printf(C->a, "; did you mean '%s'?", near.best) : "";
+            if (d->entry) {
+                fe_error_noloc("-D %s: '%s' has no template parameter named '%s'%s", spell, d->entry, d->name, hint);
+            } else {
+                fe_error_noloc("-D %s: no function has a template parameter named '%s'%s", spell, d->name, hint);
+            }
         }
     }
 }
