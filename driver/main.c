@@ -1,7 +1,8 @@
 /* main.c: the gpuc command. Parses the command line, then runs the whole
  * pipeline in compile(): parse -> check -> (IR -> backend) -> emit. Errors
  * are reported by each phase; the pipeline stops after a phase with errors.
- * Exit status: 0 success, 1 compile errors, 2 bad command line. */
+ * Exit status: 0 success, 1 compile errors, 2 bad command line, 70 an
+ * internal error (a gpuc bug, reported with its location). */
 #define _XOPEN_SOURCE 700 /* strdup, realpath, mkstemp, fdopen */
 #include <errno.h>
 #include <stdio.h>

@@ -49,7 +49,8 @@ int fe_error_count(void);
 /* Remember a file's text so diagnostics can print its lines (the parser does this). */
 void fe_diag_add_source(const char *file, const char *text, size_t len);
 void fe_diag_reset(void);  /* forget sources and counts (frees them) */
-/* A compiler bug, not a user error: prints `file:line:col: internal error: ...` and aborts. */
+/* A compiler bug, not a user error: prints `file:line:col: internal error: ...`
+ * and exits with status 70 (EX_SOFTWARE). */
 _Noreturn void fe_internal_error(const char *cfile, int cline, SrcLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define FE_INTERNAL_ERROR(loc, ...) fe_internal_error(__FILE__, __LINE__, (loc), __VA_ARGS__)

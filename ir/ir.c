@@ -59,8 +59,10 @@ char *ir_fmt(IrArena *a, const char *fmt, ...) {
 }
 
 _Noreturn void ir_internal_error(const char *file, int line, const char *msg) {
-    fprintf(stderr, "gpuc: internal error: %s (%s:%d)\n", msg, file, line);
-    abort();
+    fprintf(stderr, "gpuc: internal error: %s (%s:%d; this is a gpuc bug)\n", msg, file, line);
+    /* a clean stop with EX_SOFTWARE, not a crash (libFuzzer reports exits too) */
+    fflush(stdout);
+    exit(70);
 }
 
 /* ---- scalar types ---- */
