@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# check.sh: the GPU checks of generated programs, run from the repository
+# root on the device machine after tests/gpu/prepare.sh filled .device/ here:
+#   - every test block of examples/ and stdlib/ on the CUDA backend, against
+#     its expected values or the C backend on the same generated inputs;
+#   - the same blocks with small inputs under compute-sanitizer memcheck,
+#     racecheck and synccheck (every kernel of every example runs);
+#   - an executable built on the CPU machine starts with no NVRTC call;
+#   - out of memory in the middle of a program (tests/gpu/oom_midprogram.c);
+#   - the clients of the library and header outputs (tests/clients/gpu_check.sh)
+#     when present.
+# Ends with "N passed, N failed". Logs in $OUT (default /tmp/gpuc-gpu-check).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/gpuc-gpu-check}
+mkdir -p "$out"
+dev=$root/.device
+export GPUC_HOME=$dev/prefix GPUC_CACHE_DIR=$dev/cache
+gpuc=$dev/prefix/bin/gpuc
+passed=0 failed=0
+check() {   # check NAME COMMAND... : pass on exit status 0; output to $out/NAME.log
+  local name=$1; shift
+  local t0=$SECONDS
+  if "$@" > "$out/$name.log" 2>&1; then passed=$((passed + 1)); echo "PASS $name ($((SECONDS - t0)) s): $(tail -n 1 "$out/$name.log")"
+  else failed=$((failed + 1)); echo "FAIL $name ($((SECONDS - t0)) s)"; tail -n 15 "$out/$name.log"; fi
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+check test_blocks_cuda "$gpuc" test --backend=cuda "$root/examples" "$root/stdlib"
+
+if [ -n "${GPUC_CHECK_SANITIZE:-1}" ] && command -v compute-sanitizer > /dev/null; then
+  for tool in memcheck racecheck synccheck; do
+    check "sanitize_$tool" env GPUC_TEST_WRAP="compute-sanitizer --tool $tool --error-exitcode 97 --print-limit 5" \
+      "$gpuc" test --backend=cuda --max-elements 70000 "$root/examples" "$root/stdlib"
+  done
+fi
+
+nvrtc_free_start() {
+  local cache; cache=$(mktemp -d)
+  echo '[1, 2, 3, 4]' | GPUC_CACHE_DIR=$cache LD_DEBUG=libs "$dev/gpu/softmax" -e softmax --backend=cuda \
+    > "$out/softmax.txt" 2> "$out/ld_debug.txt" || return 1
+  cat "$out/softmax.txt"
+  local nvrtc cuda entries
+  nvrtc=$(grep -c 'calling init:.*nvrtc' "$out/ld_debug.txt")
+  cuda=$(grep -c 'calling init:.*libcuda' "$out/ld_debug.txt")
+  entries=$(ls -A "$cache" | wc -l)
+  echo "libcuda loaded $cuda time(s), libnvrtc $nvrtc, cache entries $entries"
+  [ "$nvrtc" -eq 0 ] && [ "$cuda" -eq 1 ] && [ "$entries" -eq 0 ]
+}
+check nvrtc_free_start nvrtc_free_start
+
+oom() {
+  cc -std=c11 -O1 -D_DEFAULT_SOURCE -DPROGRAM_C='"program.c"' -I"$root/runtime" -I"$root/runner" -I"$dev/gpu" \
+    "$root/tests/gpu/oom_midprogram.c" "$root"/runtime/rt_*.c "$root"/runner/rn_*.c -ldl -lpthread -lm \
+    -o "$out/oom_midprogram" && "$out/oom_midprogram" "$dev/gpu/oom.cu"
+}
+check oom_midprogram oom
+
+if [ -x "$root/tests/clients/gpu_check.sh" ]; then
+  check clients "$root/tests/clients/gpu_check.sh"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

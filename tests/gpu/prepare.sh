@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# prepare.sh: on the CPU machine, put in .device/ (an ignored folder the
+# device tool carries) what tests/gpu/check.sh needs on the GPU machine, which
+# has no flex or bison: an install prefix of this build (gpuc, the runtime and
+# runner libraries, the standard library), the kernel cache warmed with every
+# example's kernels (so no NVRTC compile is repeated there), an executable
+# built here, and the generated sources of tests/gpu/oom.gdsl.
+# Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default build)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+dev=$root/.device
+rm -rf "$dev/prefix" "$dev/cache" "$dev/gpu"
+mkdir -p "$dev/gpu"
+cmake --install "$build" --prefix "$dev/prefix" > /dev/null
+gpuc=$dev/prefix/bin/gpuc
+export GPUC_HOME=$dev/prefix GPUC_CACHE_DIR=$dev/cache
+"$gpuc" test --backend=c "$root/examples" "$root/stdlib" | tail -n 1
+"$gpuc" "$root/examples/softmax.gdsl" -o "$dev/gpu/softmax"
+"$gpuc" --emit=program "$root/tests/gpu/oom.gdsl" -o "$dev/gpu/program.c"
+"$gpuc" --emit=cuda "$root/tests/gpu/oom.gdsl" -o "$dev/gpu/oom.cu"
+du -sh "$dev"
