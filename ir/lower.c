@@ -56,6 +56,7 @@ typedef struct {
     int errors;
     bool quiet;         /* lowering a fn as an entry: failures drop it silently */
     int entry_errors;   /* errors in the entry being lowered (only the first is reported) */
+    long inlined;       /* calls inlined into the entry being lowered (capped) */
     int depth;          /* inlining depth */
 } Lower;
 
@@ -408,8 +409,18 @@ static LVal *bind_pattern(Lower *L, FePattern *p, LVal *v, Env **env) {
     return v;
 }
 
+/* Every call is inlined, so a function that calls another twice, nested k
+ * deep, grows the entry 2^k times: the number of calls inlined per entry is
+ * capped (far above what real programs need) so such a program is an error,
+ * not a hang. */
+enum { MAX_INLINED_CALLS = 10000 };
+
 static LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
     if (L->depth > 64) { lerr(L, loc, "calls nested more than 64 functions deep cannot be inlined"); return args[0]; }
+    if (++L->inlined > MAX_INLINED_CALLS) {
+        lerr(L, L->entry->loc, "this entry is too large once its function calls are inlined (more than 10000 calls)");
+        return args[0];
+    }
     L->depth++;
     LVal *r = NULL;
     if (f->lambda) {
@@ -1253,6 +1264,7 @@ static void lower_entry(Lower *L, FeFunc *f) {
     L->e = e;
     L->entry = f;
     L->entry_errors = 0;
+    L->inlined = 0;
     e->attr_block = (int)f->block;
     e->attr_unroll = (int)f->unroll;
     e->attr_items = (int)f->items;
