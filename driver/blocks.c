@@ -952,7 +952,7 @@ char *tb_gen_random(const char *spec, const char *pname, const char *ptype, cons
     uint64_t count = 1;
     for (int d = 0; d < rank; d++) {
         if (g->dims[d] < 0 && !size_value(g->dimnames[d], sizes, nsizes, &shape[d])) {
-            msg = nsizes ? tb_printf("random input: size '%s' has no value (no 'size %s = ...' line)",
+            msg = sizes ? tb_printf("random input: size '%s' has no value (no 'size %s = ...' line)",
                                      g->dimnames[d], g->dimnames[d])
                          : tb_printf("random input: size '%s' must be an integer here", g->dimnames[d]);
             goto out;

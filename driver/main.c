@@ -42,6 +42,8 @@ static void usage(FILE *out)
             "       gpuc run [-v] [options] file.gdsl [ARGS]  build (cached) and run it with ARGS\n"
             "       gpuc test [--backend=c|cuda] [-k ENTRY] FILES-OR-DIRS...\n"
             "                                                 run the //! test blocks\n"
+            "       gpuc bench [--backend=c|cuda] [--json FILE] FILES-OR-DIRS...\n"
+            "                                                 run the //! bench blocks\n"
             "options:\n"
             "  --emit=KIND        print KIND: ast (the checked program), tokens, ir (after\n"
             "                     fusion), ir-unfused, c (reference C), cuda (CUDA C)\n"
@@ -438,6 +440,9 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "test") == 0) {
         return drv_test_main(argc - 1, argv + 1);
+    }
+    if (argc > 1 && strcmp(argv[1], "bench") == 0) {
+        return drv_bench_main(argc - 1, argv + 1);
     }
     FeArena *a = fe_arena_new();
     int status;
