@@ -1,9 +1,11 @@
 /* emit_c.c: the reference C99 backend.
  *
- * Every statement of the fused IR becomes a plain sequential loop in index
- * order: reductions and scans combine left to right, so this backend's
- * result is *the* meaning of a program; the CUDA backend must match it bit
- * for bit on integers and within the documented tolerance on floats.
+ * Every statement of the fused IR becomes a plain loop in index order: scans
+ * and integer reductions combine left to right, so this backend's result is
+ * *the* meaning of a program; the CUDA backend must match it bit for bit on
+ * integers and within the documented tolerance on floats.  Reductions whose
+ * operator takes floats are summed pairwise (see "cascade" below), still in
+ * order, so that the reference is the more accurate side.
  * Output: the prelude, one `int gpuc_entry_NAME(...)` per entry (arrays
  * in as const pointers, results out through pointers, array results
  * malloc'ed for the caller), and under GPUC_MAIN a text main().
@@ -45,13 +47,13 @@ static const char **load_params(CEmit *c, IrStmt *s, const char *at) {
     return p;
 }
 
-/* acc[0..arity) = op(acc, x) */
-static void combine(CEmit *c, IrOperator *op, char **acc, const char **x) {
+/* dst[0..arity) = op(a, b): a is the left operand */
+static void apply_op(CEmit *c, IrOperator *op, char *const *dst, char *const *a, const char *const *b) {
     const char **args = calloc((size_t)op->arity * 2 + 1, sizeof *args);
     const char **res = calloc((size_t)op->arity + 1, sizeof *res);
-    for (int k = 0; k < op->arity; k++) { args[k] = acc[k]; args[op->arity + k] = x[k]; }
+    for (int k = 0; k < op->arity; k++) { args[k] = a[k]; args[op->arity + k] = b[k]; }
     be_lambda(&c->x, op->op, args, res);
-    /* assign through temporaries: later results may read earlier accs */
+    /* assign through temporaries: later results may read earlier operands */
     if (op->arity > 1) {
         for (int k = 0; k < op->arity; k++) {
             char *t = be_strf(&c->x, "t%d", c->x.ntmp++);
@@ -59,10 +61,13 @@ static void combine(CEmit *c, IrOperator *op, char **acc, const char **x) {
             res[k] = t;
         }
     }
-    for (int k = 0; k < op->arity; k++) { be_line(c->b, "%s = %s;", acc[k], res[k]); }
+    for (int k = 0; k < op->arity; k++) { be_line(c->b, "%s = %s;", dst[k], res[k]); }
     free(args);
     free(res);
 }
+
+/* acc[0..arity) = op(acc, x) */
+static void combine(CEmit *c, IrOperator *op, char **acc, const char **x) { apply_op(c, op, acc, acc, x); }
 
 static char **declare_accs(CEmit *c, IrOperator *op, const char *prefix, int idx) {
     char **acc = calloc((size_t)op->arity + 1, sizeof *acc);
@@ -71,6 +76,155 @@ static char **declare_accs(CEmit *c, IrOperator *op, const char *prefix, int idx
         be_line(c->b, "%s %s = %s;", ct(op->op->ptypes[k]), acc[k], be_expr(&c->x, op->ne[k]));
     }
     return acc;
+}
+
+/* ---- cascade: pairwise summation of float reductions ----
+ *
+ * A sequential f32 sum of n values has a relative error growing like n * eps
+ * (1e-4 and worse at 2^24 elements), so reductions whose operator takes
+ * floats run in blocks of CASC_BLOCK elements: each block is reduced left to
+ * right from the neutral element, and the blocks' partials are combined as a
+ * binary tree.  A block's partial is pushed on a stack and merged with equal-
+ * sized neighbours like a binary counter (after block b, as many merges as b
+ * has trailing zero bits), so the stack holds at most log2(blocks) + 1
+ * partials; at the end it is folded right to left.  Every combine is
+ * op(left, right) with left the earlier elements: order is kept, so any
+ * associative operator (tuples, non-commutative ones) works.  O(n) time,
+ * O(log n) space, the same bits on every run.  Integer-only operators keep
+ * one left-to-right accumulator (the same bits as always, no overhead), and
+ * so do min, max, argmin and argmax, which round nothing.
+ */
+enum { CASC_BLOCK = 128, CASC_DEPTH = 64 };
+
+typedef struct {
+    int nreds;
+    IrOperator *reds;
+    char ***acc;          /* acc[i][k]: reduction i's accumulator (the current block's, when cascaded) */
+    const char ***ne;     /* ne[i][k]: its neutral element */
+    bool *on;             /* on[i]: reduction i is cascaded */
+    bool any;             /* some reduction is: the loop runs in blocks */
+    const char *var;      /* the loop variable */
+} Casc;
+
+/* Cascade an operator that takes floats, unless it only selects one operand
+ * (min, max, argmin, argmax: exact in any grouping, so the left-to-right
+ * loop keeps its tie and NaN behaviour at no cost). */
+static bool op_cascades(const IrOperator *op) {
+    static const char *const select[] = { "min", "max", "argmin", "argmax" };
+    for (size_t i = 0; op->name && i < sizeof select / sizeof *select; i++) {
+        if (strcmp(op->name, select[i]) == 0) { return false; }
+    }
+    for (int k = 0; k < op->arity; k++) { if (ir_scalar_is_float(op->op->ptypes[k])) { return true; } }
+    return false;
+}
+
+/* In the scope where the accumulators were just declared (their neutral
+ * elements are memoised there). */
+static void casc_init(CEmit *c, Casc *q, int nreds, IrOperator *reds, char ***acc) {
+    q->nreds = nreds;
+    q->reds = reds;
+    q->acc = acc;
+    q->ne = calloc((size_t)nreds + 1, sizeof *q->ne);
+    q->on = calloc((size_t)nreds + 1, sizeof *q->on);
+    q->any = false;
+    for (int i = 0; i < nreds; i++) {
+        q->ne[i] = calloc((size_t)reds[i].arity + 1, sizeof *q->ne[i]);
+        for (int k = 0; k < reds[i].arity; k++) { q->ne[i][k] = be_expr(&c->x, reds[i].ne[k]); }
+        q->on[i] = op_cascades(&reds[i]);
+        q->any = q->any || q->on[i];
+    }
+}
+
+static void casc_free(Casc *q) {
+    for (int i = 0; i < q->nreds; i++) { free(q->ne[i]); }
+    free(q->ne);
+    free(q->on);
+}
+
+/* Names acc[i][k] + suffix, for reduction i. */
+static char **casc_names(CEmit *c, Casc *q, int i, const char *suffix) {
+    char **n = calloc((size_t)q->reds[i].arity + 1, sizeof *n);
+    for (int k = 0; k < q->reds[i].arity; k++) { n[k] = be_strf(&c->x, "%s%s", q->acc[i][k], suffix); }
+    return n;
+}
+
+/* Open `for (var = 0; var < count; var++) {`, in blocks when cascading. */
+static void casc_open(CEmit *c, Casc *q, const char *var, const char *count) {
+    BeBuf *b = c->b;
+    q->var = var;
+    if (!q->any) {
+        be_line(b, "for (int64_t %s = 0; %s < %s; %s++) {", var, var, count, var);
+        b->indent++;
+        return;
+    }
+    be_line(b, "/* float reductions: pairwise over blocks of %d, a stack of partials */", CASC_BLOCK);
+    for (int i = 0; i < q->nreds; i++) {
+        if (!q->on[i]) { continue; }
+        for (int k = 0; k < q->reds[i].arity; k++) {
+            be_line(b, "%s %ss[%d];", ct(q->reds[i].op->ptypes[k]), q->acc[i][k], CASC_DEPTH);
+        }
+    }
+    be_line(b, "int cs_sp = 0;");
+    be_line(b, "uint64_t cs_nb = 0;");
+    be_line(b, "for (int64_t %sb = 0; %sb < %s; %sb += %d) {", var, var, count, var, CASC_BLOCK);
+    b->indent++;
+    be_line(b, "const int64_t %se = %s - %sb < %d ? %s : %sb + %d;", var, count, var, CASC_BLOCK, count, var, CASC_BLOCK);
+    be_line(b, "for (int64_t %s = %sb; %s < %se; %s++) {", var, var, var, var, var);
+    b->indent++;
+}
+
+/* Close the loop of casc_open; the cascaded accumulators end up holding the
+ * reductions of all the elements. */
+static void casc_close(CEmit *c, Casc *q) {
+    BeBuf *b = c->b;
+    b->indent--;
+    be_line(b, "}");
+    if (!q->any) { return; }
+    /* push the block's partial, restart the block; merge equal-sized pairs */
+    for (int i = 0; i < q->nreds; i++) {
+        if (!q->on[i]) { continue; }
+        for (int k = 0; k < q->reds[i].arity; k++) {
+            be_line(b, "%ss[cs_sp] = %s;", q->acc[i][k], q->acc[i][k]);
+            be_line(b, "%s = %s;", q->acc[i][k], q->ne[i][k]);
+        }
+    }
+    be_line(b, "cs_sp++;");
+    be_line(b, "for (uint64_t cs_m = ++cs_nb; !(cs_m & 1u); cs_m >>= 1) {");
+    b->indent++;
+    be_line(b, "cs_sp--;");
+    for (int i = 0; i < q->nreds; i++) {
+        if (!q->on[i]) { continue; }
+        char **left = casc_names(c, q, i, "s[cs_sp - 1]");
+        char **right = casc_names(c, q, i, "s[cs_sp]");
+        apply_op(c, &q->reds[i], left, left, (const char **)right);
+        free(left);
+        free(right);
+    }
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    /* fold the stack right to left: s[0] op (s[1] op (... op s[sp-1])) */
+    be_line(b, "if (cs_sp > 0) {");
+    b->indent++;
+    be_line(b, "cs_sp--;");
+    for (int i = 0; i < q->nreds; i++) {
+        if (!q->on[i]) { continue; }
+        for (int k = 0; k < q->reds[i].arity; k++) { be_line(b, "%s = %ss[cs_sp];", q->acc[i][k], q->acc[i][k]); }
+    }
+    be_line(b, "while (cs_sp > 0) {");
+    b->indent++;
+    be_line(b, "cs_sp--;");
+    for (int i = 0; i < q->nreds; i++) {
+        if (!q->on[i]) { continue; }
+        char **left = casc_names(c, q, i, "s[cs_sp]");
+        apply_op(c, &q->reds[i], q->acc[i], left, (const char **)q->acc[i]);
+        free(left);
+    }
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
 }
 
 static void emit_screma(CEmit *c, IrStmt *s) {
@@ -89,9 +243,10 @@ static void emit_screma(CEmit *c, IrStmt *s) {
     char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
     for (int i = 0; i < s->nscans; i++) { sacc[i] = declare_accs(c, &s->scans[i], "s", i); }
     for (int i = 0; i < s->nreds; i++) { racc[i] = declare_accs(c, &s->reds[i], "r", i); }
+    Casc q;
+    casc_init(c, &q, s->nreds, s->reds, racc);
     if (s->rank == 1) {
-        be_line(b, "for (int64_t i0 = 0; i0 < %s; i0++) {", be_vname(s->w[0]));
-        b->indent++;
+        casc_open(c, &q, "i0", be_strf(&c->x, "%s", be_vname(s->w[0])));
         c->x.idx[0] = "i0";
         c->x.idx[1] = "i0";
         const char **p = load_params(c, s, "i0");
@@ -134,16 +289,22 @@ static void emit_screma(CEmit *c, IrStmt *s) {
         free(scanres);
         free(res);
         free(p);
-        b->indent--;
-        be_line(b, "}");
+        casc_close(c, &q);
     } else {
-        /* 2-D map over a row-major n x m shape */
+        /* 2-D map over a row-major n x m shape; with float reductions, one
+         * blocked loop over the flat index f (i0, i1 follow it) */
+        const char *w0 = be_strf(&c->x, "%s", be_vname(s->w[0]));
         const char *w1 = be_strf(&c->x, "%s", be_vname(s->w[1]));
-        be_line(b, "for (int64_t i0 = 0; i0 < %s; i0++) {", be_vname(s->w[0]));
-        b->indent++;
-        be_line(b, "for (int64_t i1 = 0; i1 < %s; i1++) {", w1);
-        b->indent++;
-        be_line(b, "const int64_t f = i0 * %s + i1;", w1);
+        if (q.any) {
+            be_line(b, "int64_t i0 = 0, i1 = 0;");
+            casc_open(c, &q, "f", be_strf(&c->x, "(%s * %s)", w0, w1));
+        } else {
+            be_line(b, "for (int64_t i0 = 0; i0 < %s; i0++) {", w0);
+            b->indent++;
+            be_line(b, "for (int64_t i1 = 0; i1 < %s; i1++) {", w1);
+            b->indent++;
+            be_line(b, "const int64_t f = i0 * %s + i1;", w1);
+        }
         c->x.idx[0] = "i0";
         c->x.idx[1] = "i1";
         const char **p = load_params(c, s, "f");
@@ -157,11 +318,17 @@ static void emit_screma(CEmit *c, IrStmt *s) {
         for (int k = 0; k < nm; k++) { be_line(b, "%s[f] = %s;", be_vname(s->outs[nscanouts + rw + k]), res[sw + rw + k]); }
         free(res);
         free(p);
-        b->indent--;
-        be_line(b, "}");
-        b->indent--;
-        be_line(b, "}");
+        if (q.any) {
+            be_line(b, "if (++i1 == %s) { i1 = 0; i0++; }", w1);
+            casc_close(c, &q);
+        } else {
+            b->indent--;
+            be_line(b, "}");
+            b->indent--;
+            be_line(b, "}");
+        }
     }
+    casc_free(&q);
     int o = nscanouts;
     for (int i = 0; i < s->nreds; i++) {
         for (int k = 0; k < s->reds[i].arity; k++) {
@@ -231,8 +398,9 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     b->indent++;
     char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
     for (int i = 0; i < s->nreds; i++) { racc[i] = declare_accs(c, &s->reds[i], "r", i); }
-    be_line(b, "for (int64_t %s = 0; %s < %s; %s++) {", inner, inner, s->axis == 1 ? cols : rows, inner);
-    b->indent++;
+    Casc q;
+    casc_init(c, &q, s->nreds, s->reds, racc);
+    casc_open(c, &q, inner, s->axis == 1 ? cols : rows);
     be_line(b, "const int64_t f = i0 * %s + i1;", cols);
     c->x.idx[0] = "i0";
     c->x.idx[1] = "i1";
@@ -246,8 +414,8 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     }
     free(res);
     free(p);
-    b->indent--;
-    be_line(b, "}");
+    casc_close(c, &q);
+    casc_free(&q);
     int o = 0;
     for (int i = 0; i < s->nreds; i++) {
         for (int k = 0; k < s->reds[i].arity; k++) { be_line(b, "%s[%s] = %s;", be_vname(s->outs[o++]), outer, racc[i][k]); }
