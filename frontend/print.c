@@ -382,6 +382,14 @@ void fe_list_params(FILE *out, FeArena *a, const FeProgram *prog)
                     fputs(" = ", out);
                     print_targ(&p, &tp->def);
                 }
+                /* the launch attributes it sets, for gpuc tune */
+                static const char *const attr_names[] = {"block", "unroll", "items", "tile"}; /* ORDER FeAttrKind */
+                for (int t = 0; t < f->nattrs; t++) {
+                    const FeExpr *arg = f->attrs[t].arg;
+                    if (arg && arg->kind == FE_EX_NAME && arg->text && strcmp(arg->text, tp->name) == 0) {
+                        fprintf(out, " @%s", attr_names[f->attrs[t].kind]);
+                    }
+                }
                 fputc('\n', out);
             }
         }
