@@ -19,10 +19,11 @@
  *   segred    a block per row (axis 1), a thread per column (axis 0)
  *   matmul    a 2-D comprehension whose body is sum(A[i,:] * B[:,j]):
  *             shared-memory tiles of TILE x TILE, inner loop unrolled
- * The file needs no headers under NVRTC.  With GPUC_CUDA_HOST it also has
- * host launchers (CUDA runtime API): gpuc_dev_NAME on device pointers and
- * gpuc_entry_NAME on host arrays (the C backend's signature); with
- * GPUC_MAIN as well, the text main of the C backend.
+ * The file needs no headers under NVRTC.  Compiled by nvcc (or with
+ * GPUC_CUDA_HOST) it also has host launchers (CUDA runtime API):
+ * gpuc_dev_NAME on device pointers (and gpuc_dev_NAME_into writing
+ * caller-allocated results); with GPUC_MAIN as well gpuc_entry_NAME on host
+ * arrays and the text main of the C backend (docs/cuda_include.md).
  */
 #include "backend.h"
 
@@ -1105,6 +1106,21 @@ static void dalloc(CuEmit *c, const char *t, const char *name, const char *count
     be_line(c->b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&%s, (size_t)(%s) * sizeof(%s)));", name, count, t);
 }
 
+/* While emitting gpuc_dev_NAME_into: results go to arrays the caller
+ * allocated (their sizes follow from the parameters). */
+static bool host_into;
+
+/* In host_into mode, the result number whose caller array the statement
+ * output v is written to directly (its first occurrence among the results,
+ * not a parameter), else -1. */
+static int into_result(IrEntry *e, const IrValue *v) {
+    if (!host_into || !v->rank || v->is_param) { return -1; }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i] == v) { return i; }
+    }
+    return -1;
+}
+
 static void host_stmt(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -1127,7 +1143,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     /* outputs */
     for (int o = 0; o < s->nouts; o++) {
         IrValue *v = s->outs[o];
-        if (v->rank) {
+        int r = s->kind == IR_S_FILTER ? -1 : into_result(c->e, v);
+        if (v->rank && r >= 0) {
+            be_line(b, "%s *%s = out%d; /* the caller's result array */", ct(v->elem), be_vname(v), r);
+        } else if (v->rank) {
             dalloc(c, ct(v->elem), be_vname(v), s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v));
         } else {
             be_line(b, "%s %s;", ct(v->elem), be_vname(v));
@@ -1307,14 +1326,64 @@ static bool is_result(IrEntry *e, IrValue *v, int before) {
     return false;
 }
 
+/* Is the size v known to the caller from the arguments alone: a size
+ * variable, a constant, or an integer parameter (`n: i64` with `-> T[n]`)? */
+static bool size_known(IrEntry *e, const IrValue *v) {
+    if (v->has_const || v->is_param) { return true; }
+    for (int i = 0; i < e->nsizes; i++) {
+        if (e->sizes[i] == v) { return true; }
+    }
+    const IrStmt *s = v->def;
+    if (s && s->kind == IR_S_SCALAR && s->nouts == 1 && s->map && s->map->nres == 1) {
+        const IrExpr *x = s->map->res[0];
+        if (x->kind == IR_E_CAST) { x = x->a[0]; }
+        return x->kind == IR_E_FREE && x->val->is_param;
+    }
+    return false;
+}
+
+/* Can the caller allocate every array result before the call? */
+static bool results_known(IrEntry *e) {
+    for (int i = 0; i < e->nresults; i++) {
+        const IrValue *v = e->results[i];
+        for (int d = 0; d < v->rank; d++) {
+            if (!size_known(e, v->dims[d])) { return false; }
+        }
+    }
+    return true;
+}
+
+/* gpuc_dev_NAME_into: sizes, params, then per result `T *outI`: a device
+ * array the caller allocated (array results) or a host scalar. */
+static void into_signature(BeBuf *b, IrEntry *e) {
+    be_printf(b, "int gpuc_dev_%s_into(GpucHost *gpuc_h", e->name);
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", int64_t %s", be_vname(e->sizes[i])); }
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        if (v->rank) { be_printf(b, ", const %s *%s", ct(v->elem), be_vname(v)); }
+        else { be_printf(b, ", %s %s", ct(v->elem), be_vname(v)); }
+    }
+    for (int i = 0; i < e->nresults; i++) { be_printf(b, ", %s *out%d", ct(e->results[i]->elem), i); }
+    be_printf(b, ")");
+}
+
 /* gpuc_dev_NAME: the entry on device arrays. Array results are device blocks
- * from gpuc_h_alloc that the caller frees with gpuc_h_free. */
-static void host_entry(CuEmit *c, IrEntry *e) {
+ * from gpuc_h_alloc that the caller frees with gpuc_h_free. With into (only
+ * when results_known), gpuc_dev_NAME_into: array results are written to the
+ * caller's device arrays. */
+static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     BeBuf *b = c->b;
     c->e = e;
-    be_printf(b, "/* %s:%d: entry %s on device arrays */\n", c->m->file, e->line, e->name);
-    be_printf(b, "GPUC_HOST_FN ");
-    be_entry_signature(b, e, "gpuc_dev_", "GpucHost *gpuc_h");
+    host_into = into;
+    if (into) {
+        be_printf(b, "/* %s:%d: entry %s on device arrays, results into the caller's arrays */\n", c->m->file, e->line, e->name);
+        be_printf(b, "GPUC_HOST_FN ");
+        into_signature(b, e);
+    } else {
+        be_printf(b, "/* %s:%d: entry %s on device arrays */\n", c->m->file, e->line, e->name);
+        be_printf(b, "GPUC_HOST_FN ");
+        be_entry_signature(b, e, "gpuc_dev_", "GpucHost *gpuc_h");
+    }
     be_printf(b, " {\n");
     b->indent = 1;
     be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
@@ -1342,6 +1411,12 @@ static void host_entry(CuEmit *c, IrEntry *e) {
         IrValue *v = e->results[i];
         if (!v->rank) { be_line(b, "*out%d = %s;", i, be_vname(v)); continue; }
         const char *n = count_of(c, v);
+        if (into) {
+            if (into_result(e, v) != i) {
+                be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_d2d(gpuc_h, out%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
+            }
+            continue;
+        }
         be_line(b, "out%d_shape[0] = %s;", i, be_vname(v->dims[0]));
         be_line(b, "out%d_shape[1] = %s;", i, v->rank == 2 ? be_vname(v->dims[1]) : "1");
         if (v->is_param || is_result(e, v, i)) {
@@ -1361,6 +1436,7 @@ static void host_entry(CuEmit *c, IrEntry *e) {
     be_line(b, "return 0;");
     b->indent = 0;
     be_printf(b, "}\n\n");
+    host_into = false;
 }
 
 /* Under GPUC_MAIN (nvcc): gpuc_entry_NAME on host arrays, the C backend's
@@ -1528,8 +1604,66 @@ void be_cuda_host_entries(BeBuf *b, IrModule *m) {
     c.m = m;
     c.x.b = b;
     c.x.cuda = true;
-    for (int i = 0; i < m->nentries; i++) { host_entry(&c, m->entries[i]); }
+    for (int i = 0; i < m->nentries; i++) { host_entry(&c, m->entries[i], false); }
     be_expr_free(&c.x);
+}
+
+/* The gpuc_dev_NAME_into launchers of the entries whose result sizes follow
+ * from their arguments (--emit=cuda only). */
+static void cuda_host_into_entries(BeBuf *b, IrModule *m) {
+    CuEmit c = { 0 };
+    c.b = b;
+    c.m = m;
+    c.x.b = b;
+    c.x.cuda = true;
+    for (int i = 0; i < m->nentries; i++) {
+        if (results_known(m->entries[i])) { host_entry(&c, m->entries[i], true); }
+    }
+    be_expr_free(&c.x);
+}
+
+/* An identifier from the source file's name, for the include guard. */
+static void guard_name(BeBuf *b, const char *file) {
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    be_printf(b, "GPUC_CUH_");
+    for (const char *p = base; *p; p++) {
+        char ch = *p;
+        be_printf(b, "%c", (ch >= 'a' && ch <= 'z') ? ch - 32 : ((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) ? ch : '_');
+    }
+}
+
+/* The entries' template parameters as macros with the values gpuc chose.
+ * They are baked into the kernels (unrolled loops, shared-memory arrays,
+ * launch bounds), so none can change after generation: a different value
+ * defined before the #include is an error naming the gpuc -D that does it. */
+static void template_defines(BeBuf *b, IrModule *m) {
+    bool any = false;
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        for (int t = 0; t < e->ntargs; t++) {
+            IrTemplateArg *a = &e->targs[t];
+            if (!any) {
+                be_printf(b, "/* Template parameters of the entries, as chosen when this file was generated.\n"
+                             " * They shape the kernels, so they cannot be overridden here: a different value\n"
+                             " * defined before the #include is an error; regenerate with gpuc -D ENTRY.NAME=VALUE. */\n");
+                any = true;
+            }
+            const char *val = a->is_type ? ct(a->type) : NULL;
+            char num[32];
+            if (!val) { snprintf(num, sizeof num, "%lld", (long long)a->value); val = num; }
+            be_printf(b, "#ifndef GPUC_%s_%s\n#define GPUC_%s_%s %s\n", e->name, a->name, e->name, a->name, val);
+            if (a->is_type) {
+                be_printf(b, "#else\n#error \"GPUC_%s_%s: the type parameter is fixed at generation (%s); regenerate with gpuc -D %s.%s=TYPE\"\n",
+                          e->name, a->name, ir_scalar_name(a->type), e->name, a->name);
+            } else {
+                be_printf(b, "#elif GPUC_%s_%s != %s\n#error \"GPUC_%s_%s differs from the value the kernels were generated with (%s); regenerate with gpuc -D %s.%s=VALUE\"\n",
+                          e->name, a->name, val, e->name, a->name, val, e->name, a->name);
+            }
+            be_printf(b, "#endif\n");
+        }
+    }
+    if (any) { be_printf(b, "\n"); }
 }
 
 int be_emit_cuda(FILE *out, IrModule *m) {
@@ -1541,10 +1675,45 @@ int be_emit_cuda(FILE *out, IrModule *m) {
     c.x.cuda = true;
     shared_id = 0;
     be_printf(&b, "/* Generated by gpuc from %s: CUDA C, one extern \"C\" __global__ per kernel.\n"
-                  " * Compiles with NVRTC as is; -DGPUC_CUDA_HOST adds host launchers (nvcc),\n"
-                  " * -DGPUC_MAIN with it a main reading arguments as text on stdin. */\n", m->file);
+                  " * Compiles with NVRTC as is. Included in a .cu file compiled by nvcc it also\n"
+                  " * has static host launchers over the CUDA runtime API (no gpuc runtime), per\n"
+                  " * entry NAME:\n"
+                  " *   int gpuc_dev_NAME(cudaStream_t, sizes, params, T **outI, int64_t *outI_shape)\n"
+                  " *     array results are device arrays allocated by the launcher: free each\n"
+                  " *     with gpuc_h_free(stream, p) (not cudaFree); outI_shape gets rows, columns\n"
+                  " *   int gpuc_dev_NAME_into(cudaStream_t, sizes, params, T *outI)\n"
+                  " *     (when the result sizes follow from the arguments) into device arrays\n"
+                  " *     the caller allocated\n"
+                  " * Arrays are device pointers; sizes come first, one int64_t per size name.\n"
+                  " * Launchers return 0, a cudaError_t, or -1 for an index out of bounds\n"
+                  " * (gpuc_oob_at[0] is the index, gpuc_oob_at[1] the size; clear gpuc_oob_hit).\n"
+                  " * They are asynchronous on the stream except where a result is a host scalar\n"
+                  " * or an array is indexed (the bounds check waits). Not thread-safe (device\n"
+                  " * blocks are cached per translation unit). Include it in one .cu file of a\n"
+                  " * program. -DGPUC_NO_HOST leaves the launchers out; -DGPUC_MAIN adds a main\n"
+                  " * reading arguments as text on stdin. See docs/cuda_include.md. */\n", m->file);
+    be_printf(&b, "#ifndef ");
+    guard_name(&b, m->file);
+    be_printf(&b, "\n#define ");
+    guard_name(&b, m->file);
+    be_printf(&b, "\n\n");
+    template_defines(&b, m);
+    /* the preludes once per translation unit (several programs may be
+     * included); under nvcc the prelude's four global variables get the
+     * program's name, so programs in several .cu files of one executable
+     * link (its functions are inline) */
+    be_printf(&b, "#ifndef GPUC_CUDA_PRELUDE_\n#define GPUC_CUDA_PRELUDE_\n"
+                  "#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n");
+    static const char *const globals[] = { "gpuc_oob_hit", "gpuc_oob_at", "gpuc_oob_flag_d", "gpuc_oob_at_d" };
+    for (int i = 0; i < 4; i++) {
+        be_printf(&b, "#define %s %s_", globals[i], globals[i]);
+        guard_name(&b, m->file);
+        be_printf(&b, "\n");
+    }
+    be_printf(&b, "#endif\n");
     be_prelude(&b, true);
     cuda_device_prelude(&b);
+    be_printf(&b, "#endif /* GPUC_CUDA_PRELUDE_ */\n\n");
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         c.e = e;
@@ -1563,14 +1732,18 @@ int be_emit_cuda(FILE *out, IrModule *m) {
             }
         }
     }
-    be_printf(&b, "#ifdef GPUC_CUDA_HOST\n");
+    be_printf(&b, "#if (defined(GPUC_CUDA_HOST) || (defined(__CUDACC__) && !defined(__CUDACC_RTC__))) && !defined(GPUC_NO_HOST)\n");
+    be_printf(&b, "#ifndef GPUC_CUDA_HOST_PRELUDE_\n#define GPUC_CUDA_HOST_PRELUDE_\n");
     nvcc_host_prelude(&b);
+    be_printf(&b, "#endif /* GPUC_CUDA_HOST_PRELUDE_ */\n");
     be_cuda_host_entries(&b, m);
+    cuda_host_into_entries(&b, m);
     be_printf(&b, "#ifdef GPUC_MAIN\n");
     for (int i = 0; i < m->nentries; i++) { host_array_entry(&c, m->entries[i]); }
     be_main(&b, m);
     be_printf(&b, "#endif /* GPUC_MAIN */\n");
-    be_printf(&b, "#endif /* GPUC_CUDA_HOST */\n");
+    be_printf(&b, "#endif /* host launchers */\n");
+    be_printf(&b, "#endif /* include guard */\n");
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     be_expr_free(&c.x);

@@ -26,8 +26,9 @@ static void c_string(BeBuf *b, const char *s) {
 
 /* The host interface of backend/emit_cuda.c's launchers, over the gpuc
  * runtime. Device pointers travel as typed C pointers (a CUdeviceptr fits).
- * GpucKernels caches the functions of one module by name. */
-static void runtime_host_prelude(BeBuf *b) {
+ * GpucKernels caches the functions of one module by name. Shared with the
+ * libraries of --emit=lib (backend/emit_lib.c). */
+void be_runtime_host_prelude(BeBuf *b) {
     be_printf(b,
         "/* ---- the CUDA backend: host interface over the gpuc runtime ---- */\n"
         "typedef struct GpucKernels { GpucModule *module; int sms, n; const char *names[64]; GpucFunction *fns[64]; } GpucKernels;\n"
@@ -74,6 +75,16 @@ static void runtime_host_prelude(BeBuf *b) {
         "    for (int i = h->nlive - 1; i >= 0; i--) {\n"
         "        if (h->live[i] == GPUC_DP(p)) {\n"
         "            gpuc_mem_free(h->ctx, h->live[i]);\n"
+        "            memmove(h->live + i, h->live + i + 1, sizeof *h->live * (size_t)(h->nlive - i - 1));\n"
+        "            h->nlive--;\n"
+        "            return;\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+        "/* keep p (a result handed to the caller): no longer freed with the call's blocks */\n"
+        "GPUC_HAPI void gpuc_h_keep(GpucHost *h, const void *p) {\n"
+        "    for (int i = h->nlive - 1; i >= 0; i--) {\n"
+        "        if (h->live[i] == GPUC_DP(p)) {\n"
         "            memmove(h->live + i, h->live + i + 1, sizeof *h->live * (size_t)(h->nlive - i - 1));\n"
         "            h->nlive--;\n"
         "            return;\n"
@@ -323,7 +334,7 @@ int be_emit_program(FILE *out, IrModule *m) {
     be_printf(&b, "\n/* ---- the program table for the runner (runner/gpuc_program.h) ---- */\n");
     be_printf(&b, "#include \"gpuc_program.h\"\n\n");
     for (int i = 0; i < m->nentries; i++) { adapter(&b, m->entries[i]); }
-    runtime_host_prelude(&b);
+    be_runtime_host_prelude(&b);
     be_cuda_host_entries(&b, m);
     for (int i = 0; i < m->nentries; i++) { cuda_adapter(&b, m->entries[i]); }
     be_printf(&b, "/* the kernel images (driver/build_exe.c); without them, the C backend only */\n"

@@ -8,7 +8,7 @@ import sys
 
 text = open(sys.argv[1]).read()
 start = text.index("/* ---- end of prelude ---- */")
-end = text.index("#ifdef GPUC_CUDA_HOST")
+end = text.index("#if (defined(GPUC_CUDA_HOST)")
 kernels = text[start:end]
 kernels = re.sub(r"/\*.*?\*/", "", kernels, flags=re.S)
 kernels = re.sub(r"struct __align__\(16\) gpuc_v16_f64 \{ double v\[2\]; \};", "", kernels)
