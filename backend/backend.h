@@ -5,9 +5,11 @@
  *                 one function per entry, and under GPUC_MAIN a main that
  *                 reads the arguments as text on stdin and prints the results.
  *   be_emit_cuda  CUDA C: one extern "C" __global__ per kernel, compilable by
- *                 NVRTC (no includes needed); under GPUC_CUDA_HOST a host
- *                 launcher per entry over the CUDA runtime API and, with
+ *                 NVRTC (no includes needed); under nvcc (or GPUC_CUDA_HOST)
+ *                 host launchers per entry over the CUDA runtime API and, with
  *                 GPUC_MAIN too, the same text main as the C backend.
+ *   be_emit_lib_* an ahead-of-time library over the gpuc runtime: its C
+ *                 file, public header and JSON manifest.
  *
  * Generated names: values are v_<name> (entry parameters and sizes) or
  * v<id>; lambda temporaries t<N>; kernels <entry>_k<N>_<kind>.
@@ -77,5 +79,24 @@ void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *le
 /* The device-level host launchers gpuc_dev_NAME of every entry, over the host
  * interface gpuc_h_* that the including prelude defines (backend/emit_cuda.c). */
 void be_cuda_host_entries(BeBuf *b, IrModule *m);
+/* That host interface over the gpuc runtime (GpucHost: a context, a
+ * GpucKernels cache of the module's functions, the device blocks of one
+ * call; gpuc_h_init, gpuc_h_keep, gpuc_h_done), for executables and
+ * libraries (backend/emit_program.c). Needs gpuc.h and the C prelude. */
+void be_runtime_host_prelude(BeBuf *b);
+
+/* ---- --emit=lib: an ahead-of-time library (backend/emit_lib.c) ---- */
+typedef struct BeLibOptions {
+    const char *name;     /* C prefix and file stem: NAME.h, libNAME.a, NAME_ENTRY() */
+    const char *archs;    /* the embedded images, "sm_80,sm_90,compute_90"; NULL or "" = none */
+    const char *source;   /* the .gdsl file, for the manifest */
+    const char *version;  /* gpuc's version, for the manifest */
+} BeLibOptions;
+/* NAME.h: the public header. */
+int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o);
+/* NAME.c: the library; compiled with -DGPUC_IMAGES="images.h" when it has kernels. */
+int be_emit_lib_source(FILE *out, IrModule *m, const BeLibOptions *o);
+/* NAME.json: the manifest (entries, types, components, template parameters, kernels). */
+int be_emit_lib_manifest(FILE *out, IrModule *m, const BeLibOptions *o);
 
 #endif

@@ -1,4 +1,4 @@
-/* driver_glue.c: the one call the driver makes for --emit=ir|c|cuda:
+/* driver_glue.c: the calls the driver makes for --emit=ir|c|cuda (and lib):
  * lower the checked program, run the pass pipeline (with --dump-after and
  * --explain-fusion), and print the requested form.  Keeping this here lets
  * driver/main.c stay free of IR and backend types. */
@@ -45,6 +45,29 @@ int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bo
     } else if (strcmp(emit, "cuda") == 0) {
         rc = be_emit_cuda(out, m);
     }
+    ir_module_free(m);
+    return rc;
+}
+
+/* --emit=lib: lower and optimize once, then write the library's C file,
+ * header and manifest (backend/emit_lib.c). name is the C prefix, archs the
+ * embedded images ("sm_80,sm_90,compute_90", or NULL). Returns 0, or 1 after
+ * errors (already reported). */
+int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version,
+                       FILE *source, FILE *header, FILE *manifest);
+
+int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version,
+                       FILE *source, FILE *header, FILE *manifest) {
+    IrLowerOptions lo = { 0 };
+    IrModule *m = ir_lower(prog, &lo);
+    if (!m || fe_error_count()) {
+        ir_module_free(m);
+        return 1;
+    }
+    IrPipelineOptions po = { NULL, NULL, false };
+    ir_run_pipeline(m, &po);
+    BeLibOptions o = { name, archs, prog->nmodules ? prog->modules[0]->path : m->file, version };
+    int rc = be_emit_lib_source(source, m, &o) || be_emit_lib_header(header, m, &o) || be_emit_lib_manifest(manifest, m, &o);
     ir_module_free(m);
     return rc;
 }

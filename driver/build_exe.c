@@ -11,7 +11,11 @@
  * (PREFIX/lib, PREFIX/include), else in the build tree this gpuc came from
  * (paths baked in by driver/CMakeLists.txt). `gpuc run` keeps executables in
  * $XDG_CACHE_HOME/gpuc/programs/KEY/, KEY hashing the sources, options and
- * gpuc itself. */
+ * gpuc itself. `gpuc --emit=lib -o DIR/libNAME` (drv_build_lib) builds an
+ * ahead-of-time library the same way: the same images, the backend's
+ * library C file compiled once with -fPIC into libNAME.a and libNAME.so
+ * (linked against libgpuc_runtime.so), with NAME.h, NAME.json and a depfile
+ * NAME.d (docs/library.md). */
 #define _XOPEN_SOURCE 700 /* mkdtemp, mkstemp, realpath, strdup */
 #include <dirent.h>
 #include <errno.h>
@@ -329,8 +333,12 @@ static int split_words(char *s, char **out, int max)
  * for the newest, for later devices) and write them to images_path as
  * `static const GpucImage gpuc_images[]`. Returns 0 when written, 1 after an
  * error, 2 when there is nothing to write: --arch=none, or no NVRTC and no
- * --arch given (warned). */
-static int write_images(FeProgram *prog, const char *archs, const char *images_path)
+ * --arch given (warned, naming `what`: "the executable has the C backend
+ * only"). With written_archs, *written_archs gets the images' names
+ * ("sm_80,sm_90,compute_90", malloc'd) when written. Shared by executables
+ * and libraries (--emit=lib). */
+int drv_write_images(FeProgram *prog, const char *archs, const char *images_path, const char *what, char **written_archs);
+int drv_write_images(FeProgram *prog, const char *archs, const char *images_path, const char *what, char **written_archs)
 {
     bool explicit = archs != NULL;
     if (!archs) {
@@ -345,7 +353,7 @@ static int write_images(FeProgram *prog, const char *archs, const char *images_p
             fprintf(stderr, "gpuc: error: --arch=%s needs NVRTC to compile the kernels: %s\n", archs, gpuc_last_error());
             return 1;
         }
-        fprintf(stderr, "gpuc: warning: no NVRTC (%s): the executable has the C backend only\n", gpuc_last_error());
+        fprintf(stderr, "gpuc: warning: no NVRTC (%s): %s\n", gpuc_last_error(), what);
         return 2;
     }
     char *source = NULL;
@@ -410,6 +418,16 @@ static int write_images(FeProgram *prog, const char *archs, const char *images_p
             rc = 1;
         }
     }
+    if (rc == 0 && written_archs) {
+        size_t len = 1;
+        for (int i = 0; i < n; i++) {
+            len += strlen(names[i]) + 1;
+        }
+        *written_archs = calloc(len, 1);
+        for (int i = 0; *written_archs && i < n; i++) {
+            strcat(strcat(*written_archs, i ? "," : ""), names[i]);
+        }
+    }
     free(ptx);
     free(list);
     free(source);
@@ -434,7 +452,7 @@ int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
     gen = xprintf("%s/program.c", dir);
     log = xprintf("%s/cc.log", dir);
     images = xprintf("%s/images.h", dir);
-    int img = write_images(prog, bo->arch, images);
+    int img = drv_write_images(prog, bo->arch, images, "the executable has the C backend only", NULL);
     if (img == 1) {
         goto done;
     }
@@ -562,6 +580,239 @@ done:
     free(images);
     free(dir);
     toolchain_free(&tc);
+    return status;
+}
+
+/* ---- gpuc --emit=lib: an ahead-of-time library ---- */
+
+extern int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version,
+                              FILE *source, FILE *header, FILE *manifest);
+
+/* Run a tool with its output in log; on failure print what and the log. */
+static int run_tool(char **argv, const char *log, const char *what)
+{
+    int st = drv_spawn(argv, "/dev/null", log, log, 0);
+    if (st != 0) {
+        size_t len = 0;
+        char *text = drv_read_file(log, &len);
+        fprintf(stderr, "gpuc: internal error: %s '%s' failed (exit status %d):\n", what, argv[0], st);
+        if (text && len) {
+            fprintf(stderr, "%s%s", text, text[len - 1] == '\n' ? "" : "\n");
+        }
+        free(text);
+    }
+    return st;
+}
+
+/* A path for a depfile: blanks and '#' escaped, '$' doubled. */
+static void dep_path(FILE *f, const char *p)
+{
+    for (; *p; p++) {
+        if (*p == ' ' || *p == '#' || *p == '\\') {
+            fputc('\\', f);
+        } else if (*p == '$') {
+            fputc('$', f);
+        }
+        fputc(*p, f);
+    }
+}
+
+int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path);
+int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path)
+{
+    if (!out_path) {
+        fprintf(stderr, "gpuc: error: --emit=lib needs -o DIR/libNAME (writes libNAME.a, libNAME.so, NAME.h, NAME.json)\n");
+        return 1;
+    }
+    if (bo->arch && drv_check_arch(bo->arch) != 0) {
+        return 1;
+    }
+    /* DIR/libNAME or DIR/NAME (a .a, .so or .h suffix is dropped) */
+    const char *slash = strrchr(out_path, '/');
+    char *dir = slash ? xprintf("%.*s", (int)(slash - out_path + (slash == out_path)), out_path) : xstrdup(".");
+    const char *base = slash ? slash + 1 : out_path;
+    if (strncmp(base, "lib", 3) == 0 && base[3]) {
+        base += 3;
+    }
+    char *name = xstrdup(base);
+    size_t nl = strlen(name);
+    static const char *const suffixes[] = { ".a", ".so", ".h" };
+    for (int i = 0; i < 3; i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (nl > sl && strcmp(name + nl - sl, suffixes[i]) == 0) {
+            name[nl - sl] = 0;
+            break;
+        }
+    }
+    bool ident = (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_';
+    for (const char *p = name; ident && *p; p++) {
+        ident = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
+    }
+    Toolchain tc = { 0 };
+    int status = 1;
+    char *tmp = NULL, *archs = NULL, *libdir = NULL;
+    if (!ident) {
+        fprintf(stderr, "gpuc: error: -o %s: the library's name '%s' must be a C identifier (it prefixes every function)\n",
+                out_path, name);
+        goto done;
+    }
+    if (!find_toolchain(bo, &tc)) {
+        goto done;
+    }
+    libdir = xstrdup(tc.lib_runtime);
+    *strrchr(libdir, '/') = 0;
+    char *so_runtime = xprintf("%s/libgpuc_runtime.so", libdir);
+    bool have_so = is_file(so_runtime);
+    free(so_runtime);
+    if (!have_so) {
+        fprintf(stderr, "gpuc: error: cannot build a shared library: '%s/libgpuc_runtime.so' not found\n", libdir);
+        goto done;
+    }
+    /* work in DIR, so the results are renamed into place */
+    tmp = xprintf("%s/.%s.gpuc-XXXXXX", dir, name);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "gpuc: error: cannot write in '%s': %s\n", dir, strerror(errno));
+        free(tmp);
+        tmp = NULL;
+        goto done;
+    }
+    char *images = xprintf("%s/images.h", tmp);
+    int img = drv_write_images(prog, bo->arch, images, "the library has no kernels (NAME_new will say so)", &archs);
+    free(images);
+    if (img == 1) {
+        goto done;
+    }
+    char *src = xprintf("%s/%s.c", tmp, name), *hdr = xprintf("%s/%s.h", tmp, name), *man = xprintf("%s/%s.json", tmp, name);
+    FILE *fs = fopen(src, "w"), *fh = fopen(hdr, "w"), *fm = fopen(man, "w");
+    int rc = fs && fh && fm ? be_driver_emit_lib(prog, name, archs, GPUC_VERSION, fs, fh, fm) : -1;
+    if (rc < 0) {
+        fprintf(stderr, "gpuc: error: cannot write in '%s': %s\n", tmp, strerror(errno));
+    }
+    bool closed = (!fs || fclose(fs) == 0) & (!fh || fclose(fh) == 0) & (!fm || fclose(fm) == 0);
+    free(hdr);
+    free(man);
+    if (rc != 0 || !closed) {
+        free(src);
+        goto done;
+    }
+    /* compile once (position-independent), archive, link the shared library */
+    const char *cc_env = getenv("CC");
+    const char *ar_env = getenv("AR");
+    char *cc = xstrdup(cc_env && *cc_env ? cc_env : "cc");
+    char *flags = xstrdup(GPUC_EXE_FLAGS);
+    char *inc1 = xprintf("-I%s", tc.inc_runtime), *inc2 = xprintf("-I%s", tmp);
+    char *obj = xprintf("%s/%s.o", tmp, name), *log = xprintf("%s/cc.log", tmp);
+    char *a_tmp = xprintf("%s/lib%s.a", tmp, name), *so_tmp = xprintf("%s/lib%s.so", tmp, name);
+    char *soname = xprintf("-Wl,-soname,lib%s.so", name), *ldir = xprintf("-L%s", libdir), *rpath = xprintf("-Wl,-rpath,%s", libdir);
+    char *argv[64];
+    int n = split_words(cc, argv, 8);
+    if (n == 0) {
+        argv[n++] = "cc";
+    }
+    int ncc = n;
+    argv[n++] = "-std=c11";
+    argv[n++] = "-O2";
+    argv[n++] = "-fPIC";
+    argv[n++] = "-fvisibility=hidden";
+    argv[n++] = "-w";
+    n += split_words(flags, argv + n, 16);
+    argv[n++] = inc1;
+    argv[n++] = inc2;
+    if (img == 0) {
+        argv[n++] = "-DGPUC_IMAGES=\"images.h\"";
+    }
+    argv[n++] = "-c";
+    argv[n++] = src;
+    argv[n++] = "-o";
+    argv[n++] = obj;
+    argv[n] = NULL;
+    bool ok = run_tool(argv, log, "the C compiler") == 0;
+    if (ok) {
+        char *ar[] = { (char *)(ar_env && *ar_env ? ar_env : "ar"), "rcs", a_tmp, obj, NULL };
+        ok = run_tool(ar, log, "the archiver") == 0;
+    }
+    if (ok) {
+        n = ncc;
+        argv[n++] = "-shared";
+        char *flags2 = xstrdup(GPUC_EXE_FLAGS);
+        n += split_words(flags2, argv + n, 16);
+        argv[n++] = soname;
+        argv[n++] = "-o";
+        argv[n++] = so_tmp;
+        argv[n++] = obj;
+        argv[n++] = ldir;
+        argv[n++] = "-lgpuc_runtime";
+        argv[n++] = rpath;
+        argv[n++] = "-ldl";
+        argv[n++] = "-lpthread";
+        argv[n++] = "-lm";
+        argv[n] = NULL;
+        ok = run_tool(argv, log, "the C compiler (linking the shared library)") == 0;
+        free(flags2);
+    }
+    /* the depfile: every source file, for build systems (CMake's DEPFILE) */
+    char *dep_tmp = xprintf("%s/%s.d", tmp, name);
+    if (ok) {
+        FILE *fd = fopen(dep_tmp, "w");
+        char *rdir = realpath(dir, NULL);
+        if (fd && rdir) {
+            char *target = xprintf("%s/lib%s.a", rdir, name);
+            dep_path(fd, target);
+            fputc(':', fd);
+            for (int i = 0; i < prog->nmodules; i++) {
+                char *rp = realpath(prog->modules[i]->path, NULL);
+                fputs(" \\\n  ", fd);
+                dep_path(fd, rp ? rp : prog->modules[i]->path);
+                free(rp);
+            }
+            fputc('\n', fd);
+            free(target);
+        }
+        ok = fd && rdir && fclose(fd) == 0;
+        free(rdir);
+        if (!ok) {
+            fprintf(stderr, "gpuc: error: cannot write '%s'\n", dep_tmp);
+        }
+    }
+    /* into place: libNAME.a, libNAME.so, NAME.h, NAME.json, NAME.d */
+    static const char *const outs[] = { "lib%s.a", "lib%s.so", "%s.h", "%s.json", "%s.d" };
+    for (int i = 0; ok && i < 5; i++) {
+        char *leaf = xprintf(outs[i], name);
+        char *from = xprintf("%s/%s", tmp, leaf), *to = xprintf("%s/%s", dir, leaf);
+        if (rename(from, to) != 0) {
+            fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", to, strerror(errno));
+            ok = false;
+        }
+        free(leaf);
+        free(from);
+        free(to);
+    }
+    status = ok ? 0 : 1;
+    free(dep_tmp);
+    free(src);
+    free(cc);
+    free(flags);
+    free(inc1);
+    free(inc2);
+    free(obj);
+    free(log);
+    free(a_tmp);
+    free(so_tmp);
+    free(soname);
+    free(ldir);
+    free(rpath);
+done:
+    if (tmp) {
+        drv_remove_dir(tmp);
+        free(tmp);
+    }
+    if (tc.lib_runtime) {
+        toolchain_free(&tc);
+    }
+    free(archs);
+    free(libdir);
+    free(name);
+    free(dir);
     return status;
 }
 

@@ -46,7 +46,10 @@ static void usage(FILE *out)
             "                                                 run the //! bench blocks\n"
             "options:\n"
             "  --emit=KIND        print KIND: ast (the checked program), tokens, ir (after\n"
-            "                     fusion), ir-unfused, c (reference C), cuda (CUDA C)\n"
+            "                     fusion), ir-unfused, c (reference C), cuda (CUDA C, also\n"
+            "                     an nvcc include: docs/cuda_include.md)\n"
+            "  --emit=lib -o DIR/libNAME  build a library: libNAME.a, libNAME.so, NAME.h,\n"
+            "                     NAME.json (docs/library.md)\n"
             "  --dump-after=PASS  print the IR after pass PASS\n"
             "  --explain-fusion   say why operations were or were not fused\n"
             "  --list-params      print every tunable template parameter with its default\n"
@@ -336,9 +339,16 @@ static int compile(FeArena *a, const Options *o)
         int rc = be_driver_emit(prog, o->emit, o->dump_after, o->explain_fusion, out.f);
         return output_close(&out, rc == 0) ? 0 : 1;
     }
+    if (strcmp(o->emit, "lib") == 0) {
+        /* an ahead-of-time library: -o DIR/libNAME writes libNAME.a,
+         * libNAME.so, NAME.h, NAME.json and NAME.d (driver/build_exe.c) */
+        extern int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path);
+        DrvBuildOptions bo = { NULL, o->arch, o->gpuc_home, false };
+        return drv_build_lib(prog, &bo, o->output);
+    }
     /* ---- end of emit dispatch ---- */
 
-    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c or cuda)\n", o->emit);
+    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c, cuda or lib)\n", o->emit);
     return 2;
 }
 
