@@ -557,7 +557,9 @@ static void bench_path(BenchRun *br, const char *path, int depth)
         }
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    if (n > 1) {
+        qsort(names, (size_t)n, sizeof *names, cmp_str);
+    }
     for (int i = 0; i < n; i++) {
         bench_path(br, names[i], depth + 1);
         free(names[i]);

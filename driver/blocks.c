@@ -1288,6 +1288,7 @@ void tb_session_free(TbSession *s)
     }
     free(s->tmp);
     free((char *)s->self);
+    tb_args_free(&s->wrap);
 }
 
 /* Build source (with the -D arguments in defs, "\n"-separated) once per key. */
@@ -1593,6 +1594,9 @@ int tb_run(TbSession *s, const char *exe, const char *run_name, const char *back
            const char *stdin_path, int nresults, TbComp **out, char **errtext)
 {
     TbArgs argv = { 0 };
+    for (int i = 0; i < s->wrap.n; i++) {
+        tb_args_add(&argv, tb_strdup(s->wrap.v[i]));
+    }
     tb_args_add(&argv, tb_strdup(exe));
     tb_args_add(&argv, tb_strdup("-e"));
     tb_args_add(&argv, tb_strdup(run_name));

@@ -131,6 +131,7 @@ typedef struct TbSession {
     TbBuild **builds;    /* of the current file */
     int nbuilds;
     char *ast;           /* `gpuc --emit=ast` of the current file, when needed */
+    TbArgs wrap;         /* a command that runs each program (gpuc test: $GPUC_TEST_WRAP) */
 } TbSession;
 
 /* Start (self: /proc/self/exe, a scratch directory); 0 or -1 after a message. */

@@ -33,6 +33,7 @@ typedef struct TestRun {
     TbSession s;
     const char *backend;   /* c or cuda */
     const char *only;      /* -k ENTRY */
+    uint64_t max_elements; /* --max-elements N: skip blocks generating more (0: no limit) */
     int passed, failed, skipped;
 } TestRun;
 
@@ -221,6 +222,22 @@ static char *read_expect(const char *file, const TbBlock *bl, const TbSig *sig, 
     return NULL;
 }
 
+/* Elements of a generated input `random TYPE seed ...` with integer sizes
+ * (0 when it cannot tell). */
+static uint64_t random_elements(const char *spec)
+{
+    const char *seed = strstr(spec, " seed ");
+    char *ts = seed ? tb_strndup(spec, (size_t)(seed - spec)) : NULL;
+    TbType *t = ts ? tb_parse_type(tb_trim(ts), true) : NULL;
+    uint64_t n = t ? 1 : 0;
+    for (int d = 0; t && t->k == TB_ARRAY && d < t->rank; d++) {
+        n *= t->dims[d] > 0 ? (uint64_t)t->dims[d] : 0;
+    }
+    tb_type_free(t);
+    free(ts);
+    return n;
+}
+
 /* One block: passes, fails or is skipped (counted in tr). */
 static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
 {
@@ -284,11 +301,17 @@ static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
     } else {
         strcpy(dir, ".");
     }
+    bool skip_block = false;
     for (int p = 0; p < sig->nparams && !problem && in; p++) {
         const TbItem *it = NULL;
         const char *val = tb_block_input(bl, sig->pnames[p], &it);
+        uint64_t count = val && strncmp(val, "random ", 7) == 0 ? random_elements(val + 7) : 0;
         if (!val) {
             problem = tb_printf("no input for parameter '%s'", sig->pnames[p]);
+        } else if (tr->max_elements && count > tr->max_elements) {
+            problem = tb_printf("the generated input '%s' has %llu elements, over --max-elements %llu",
+                                sig->pnames[p], (unsigned long long)count, (unsigned long long)tr->max_elements);
+            skip_block = true;
         } else if (strncmp(val, "random ", 7) == 0) {
             uint64_t bytes = 0;
             char *base = tb_printf("%s/in%d.%d", tr->s.tmp, id, p);
@@ -319,8 +342,8 @@ static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
         problem = tb_printf("cannot write '%s'", stdin_path);
     }
     if (problem) {
-        tr->failed++;
-        report(file, bl, "FAIL", "%s", problem);
+        skip_block ? tr->skipped++ : tr->failed++;
+        report(file, bl, skip_block ? "SKIP" : "FAIL", "%s", problem);
         free(problem);
     } else {
         TbComp *got = NULL;
@@ -458,7 +481,9 @@ static void test_path(TestRun *tr, const char *path, int depth)
         }
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    if (n > 1) {
+        qsort(names, (size_t)n, sizeof *names, cmp_str);
+    }
     for (int i = 0; i < n; i++) {
         test_path(tr, names[i], depth + 1);
         free(names[i]);
@@ -493,10 +518,25 @@ int drv_test_main(int argc, char **argv)
             timeout = (unsigned)t;
         } else if (strcmp(a, "-k") == 0 && i + 1 < argc) {
             tr.only = argv[++i];
+        } else if ((strcmp(a, "--max-elements") == 0 && i + 1 < argc) || strncmp(a, "--max-elements=", 15) == 0) {
+            const char *v = a[14] == '=' ? a + 15 : argv[++i];
+            char *end;
+            errno = 0;
+            unsigned long long m = strtoull(v, &end, 10);
+            if (errno || end == v || *end || v[0] == '-') {
+                fprintf(stderr, "gpuc: error: gpuc test: --max-elements needs a number, not '%s'\n", v);
+                free(paths);
+                return 2;
+            }
+            tr.max_elements = m;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: gpuc test [--backend=c|cuda] [-k ENTRY] [--timeout=SECONDS] FILES-OR-DIRS...\n"
+            printf("usage: gpuc test [--backend=c|cuda] [-k ENTRY] [--timeout=SECONDS] [--max-elements N]\n"
+                   "                 FILES-OR-DIRS...\n"
                    "Runs the //! test blocks of .gdsl files (docs/testing.md) and prints\n"
-                   "a line per failing or skipped block and 'N passed, N failed, N skipped'.\n");
+                   "a line per failing or skipped block and 'N passed, N failed, N skipped'.\n"
+                   "--max-elements N skips blocks with a generated input of more than N elements;\n"
+                   "$GPUC_TEST_WRAP (words separated by spaces) is put before every run of a program\n"
+                   "(e.g. 'compute-sanitizer --tool memcheck').\n");
             free(paths);
             return 0;
         } else if (a[0] == '-' && a[1]) {
@@ -517,6 +557,14 @@ int drv_test_main(int argc, char **argv)
         return 1;
     }
     tr.s.timeout = timeout;
+    const char *wrap = getenv("GPUC_TEST_WRAP");
+    if (wrap && *wrap) {
+        char *w = tb_strdup(wrap);
+        for (char *t = strtok(w, " \t"); t; t = strtok(NULL, " \t")) {
+            tb_args_add(&tr.s.wrap, tb_strdup(t));
+        }
+        free(w);
+    }
     for (int i = 0; i < npaths; i++) {
         test_path(&tr, paths[i], 0);
     }
