@@ -580,6 +580,7 @@ int drv_bench_main(int argc, char **argv)
     BenchRun br = { 0 };
     br.backend = "c";
     const char *json_path = NULL, *label = NULL;
+    char *defines = NULL;
     unsigned timeout = 600;
     const char **paths = tb_malloc((size_t)argc * sizeof *paths);
     int npaths = 0, rc = 0;
@@ -611,6 +612,17 @@ int drv_bench_main(int argc, char **argv)
                     rc = usage_error("--runs needs a number from 1 to 100000, not '%s'", v);
                 }
             }
+        } else if (strcmp(a, "-D") == 0) {
+            /* ENTRY.P=V or P=V, added to every build (gpuc tune uses it) */
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            const char *eq = v ? strchr(v, '=') : NULL;
+            if (!eq || eq == v || !eq[1] || strpbrk(v, " \t\n")) {
+                rc = usage_error("-D needs ENTRY.PARAM=VALUE or PARAM=VALUE, not '%s'", v ? v : "");
+            } else {
+                char *d = tb_printf("%s%s\n", defines ? defines : "", v);
+                free(defines);
+                defines = d;
+            }
         } else if (strncmp(a, "--timeout=", 10) == 0) {
             char *end;
             unsigned long t = strtoul(a + 10, &end, 10);
@@ -620,7 +632,7 @@ int drv_bench_main(int argc, char **argv)
             timeout = (unsigned)t;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: gpuc bench [--backend=c|cuda] [-k ENTRY] [--runs N] [--json FILE] [--label TEXT]\n"
-                   "                  [--timeout=SECONDS] FILES-OR-DIRS...\n"
+                   "                  [-D ENTRY.PARAM=VALUE]... [--timeout=SECONDS] FILES-OR-DIRS...\n"
                    "Runs the //! bench blocks of .gdsl files (docs/bench.md) and prints the median\n"
                    "time, the bytes moved (inputs + outputs) and GB/s of every case.\n");
             free(paths);
@@ -636,6 +648,7 @@ int drv_bench_main(int argc, char **argv)
     }
     if (rc) {
         free(paths);
+        free(defines);
         return rc;
     }
     if (json_path && !(br.json = fopen(json_path, "w"))) {
@@ -648,6 +661,7 @@ int drv_bench_main(int argc, char **argv)
         return 1;
     }
     br.s.timeout = timeout;
+    br.s.defines = defines;
     if (br.json) {
         char host[256] = "";
         gethostname(host, sizeof host - 1);
@@ -668,12 +682,23 @@ int drv_bench_main(int argc, char **argv)
         json_str(br.json, host);
         fprintf(br.json, ",\n  \"date\": ");
         json_str(br.json, date);
+        fprintf(br.json, ",\n  \"command_defines\": [");
+        for (const char *d = defines; d && *d;) {
+            const char *nl = strchr(d, '\n');
+            char *one = tb_strndup(d, (size_t)(nl - d));
+            fprintf(br.json, "%s", d == defines ? "" : ", ");
+            json_str(br.json, one);
+            free(one);
+            d = nl + 1;
+        }
+        fprintf(br.json, "]");
         fprintf(br.json, ",\n  \"cases\": [\n");
     }
     for (int i = 0; i < npaths; i++) {
         bench_path(&br, paths[i], 0);
     }
     tb_session_free(&br.s);
+    free(defines);
     printf("%d cases measured, %d errors\n", br.ncases, br.failed);
     if (br.json) {
         fprintf(br.json, "%s  ]\n}\n", br.njson ? "\n" : "");

@@ -1493,7 +1493,7 @@ int tb_prepare(TbSession *s, const char *file, const TbBlock *bl, const char **e
     *msg = NULL;
     *skip = false;
     /* the defines choose the build: -D ENTRY.P=V */
-    char *defs = tb_strdup(""), *wdefs = tb_strdup("");
+    char *defs = tb_strdup(s->defines ? s->defines : ""), *wdefs = tb_strdup("");
     char *wname = tb_printf("gpuc_test__%s", bl->entry);
     for (int i = 0; i < bl->nitems; i++) {
         const TbItem *it = &bl->items[i];

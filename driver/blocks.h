@@ -132,6 +132,7 @@ typedef struct TbSession {
     int nbuilds;
     char *ast;           /* `gpuc --emit=ast` of the current file, when needed */
     TbArgs wrap;         /* a command that runs each program (gpuc test: $GPUC_TEST_WRAP) */
+    char *defines;       /* "ENTRY.P=V\n" lines added to every build before the block's (gpuc bench -D); NULL: none */
 } TbSession;
 
 /* Start (self: /proc/self/exe, a scratch directory); 0 or -1 after a message. */

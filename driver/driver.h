@@ -39,6 +39,9 @@ int drv_test_main(int argc, char **argv);
 /* `gpuc bench [options] files-or-dirs...` (argv[0] = "bench"). Exit status. */
 int drv_bench_main(int argc, char **argv);
 
+/* `gpuc tune [options] file.gdsl` (argv[0] = "tune"). Exit status. */
+int drv_tune_main(int argc, char **argv);
+
 /* Run argv[0] (searched in PATH) with stdin/stdout/stderr from/to the given
  * files (NULL: inherited), killed by SIGALRM after timeout_s seconds (0: no
  * limit). Returns the exit status, 128+signal when killed, or 127 when it

@@ -31,6 +31,7 @@ typedef struct Options {
     bool list_params;
     const char *arch;         /* --arch=sm_80,sm_90: cubins embedded by -o */
     const char *gpuc_home;    /* --gpuc-home PREFIX: runtime libraries for -o */
+    const char *tuning;       /* --tuning FILE: defines from gpuc tune */
     FeOptions fe;
 } Options;
 
@@ -44,6 +45,9 @@ static void usage(FILE *out)
             "                                                 run the //! test blocks\n"
             "       gpuc bench [--backend=c|cuda] [--json FILE] FILES-OR-DIRS...\n"
             "                                                 run the //! bench blocks\n"
+            "       gpuc tune [--backend=cuda|c] [-o FILE] file.gdsl\n"
+            "                                                 measure launch parameters on the\n"
+            "                                                 bench blocks, write a tuning file\n"
             "options:\n"
             "  --emit=KIND        print KIND: ast (the checked program), tokens, ir (after\n"
             "                     fusion), ir-unfused, c (reference C), cuda (CUDA C, also\n"
@@ -56,6 +60,8 @@ static void usage(FILE *out)
             "  -D NAME=VALUE      set template parameter NAME (an integer or a scalar type)\n"
             "                     in every entry and fn that has one\n"
             "  -D ENTRY.NAME=VALUE  set it in one entry or fn only\n"
+            "  --tuning FILE      the ENTRY.NAME=VALUE lines of a tuning file (gpuc tune)\n"
+            "                     as -D, except where -D sets the same parameter\n"
             "  --stdlib DIR       where import \"std/...\" looks (default: $GPUC_STDLIB or\n"
             "                     %s)\n"
             "  -o FILE            write output to FILE instead of standard output; without\n"
@@ -124,6 +130,52 @@ static const char *default_stdlib_dir(FeArena *a)
     return GPUC_STDLIB_DIR;
 }
 
+/* --tuning FILE: each `ENTRY.NAME=VALUE` or `NAME=VALUE` line (blank lines
+ * and # comments aside) is a -D, unless a -D on the command line sets the
+ * same parameter. A malformed line is an error at FILE:LINE. */
+static void read_tuning(FeArena *a, Options *o, int *cap)
+{
+    FILE *f = fopen(o->tuning, "r");
+    if (!f) {
+        fprintf(stderr, "gpuc: error: --tuning: cannot read '%s': %s\n", o->tuning, strerror(errno));
+        exit(2);
+    }
+    int given = o->fe.ndefines;
+    char line[1024];
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        size_t n = strcspn(line, "\r\n");
+        if (line[n] == 0 && !feof(f)) {
+            fprintf(stderr, "%s:%d: error: line too long\n", o->tuning, lineno);
+            exit(2);
+        }
+        line[n] = 0;
+        char *p = line + strspn(line, " \t");
+        if (!*p || *p == '#') {
+            continue;
+        }
+        char *end = p + strlen(p);
+        while (end > p && (end[-1] == ' ' || end[-1] == '\t')) {
+            *--end = 0;
+        }
+        const char *eq = strchr(p, '=');
+        if (!eq || eq == p || !eq[1] || strpbrk(p, " \t")) {
+            fprintf(stderr, "%s:%d:%d: error: expected ENTRY.PARAM=VALUE, found '%s'\n", o->tuning, lineno,
+                    (int)(p - line) + 1, p);
+            exit(2);
+        }
+        FeDefine d = parse_define(a, p);
+        bool overridden = false;
+        for (int i = 0; i < given && !overridden; i++) {
+            const FeDefine *g = &o->fe.defines[i];
+            overridden = strcmp(g->name, d.name) == 0 && (!g->entry || (d.entry && strcmp(g->entry, d.entry) == 0));
+        }
+        if (!overridden) {
+            FE_PUSH(a, o->fe.defines, o->fe.ndefines, *cap, d);
+        }
+    }
+    fclose(f);
+}
+
 static void parse_args(FeArena *a, int argc, char **argv, Options *o)
 {
     int cap = 0;
@@ -158,6 +210,11 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
             FE_PUSH(a, o->fe.defines, o->fe.ndefines, cap, parse_define(a, argv[i]));
         } else if (strncmp(arg, "-D", 2) == 0) {
             FE_PUSH(a, o->fe.defines, o->fe.ndefines, cap, parse_define(a, arg + 2));
+        } else if (strcmp(arg, "--tuning") == 0 || strncmp(arg, "--tuning=", 9) == 0) {
+            if (!arg[8] && ++i >= argc) {
+                bad_usage("%s needs a file", arg);
+            }
+            o->tuning = arg[8] ? arg + 9 : argv[i];
         } else if (strcmp(arg, "--stdlib") == 0) {
             if (++i >= argc) {
                 bad_usage("%s needs a directory", arg);
@@ -202,6 +259,9 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
     if (!o->fe.stdlib_dir) {
         const char *env = getenv("GPUC_STDLIB");
         o->fe.stdlib_dir = env && *env ? env : default_stdlib_dir(a);
+    }
+    if (o->tuning) {
+        read_tuning(a, o, &cap);
     }
 }
 
@@ -356,7 +416,7 @@ static int compile(FeArena *a, const Options *o)
 static bool takes_value(const char *arg)
 {
     static const char *const with_value[] = { "-D", "-e", "-o", "--emit", "--stdlib", "--dump-after",
-                                              "--arch", "--gpuc-home", NULL };
+                                              "--arch", "--gpuc-home", "--tuning", NULL };
     for (int i = 0; with_value[i]; i++) {
         if (strcmp(arg, with_value[i]) == 0) {
             return true;
@@ -414,6 +474,10 @@ static int run_command(FeArena *a, int argc, char **argv)
         klen += strlen(sub[i]) + 1;
     }
     klen += strlen(o.fe.stdlib_dir) + 1;
+    for (int i = 0; i < o.fe.ndefines; i++) { /* a tuning file's content counts, not its name */
+        const FeDefine *d = &o.fe.defines[i];
+        klen += (d->entry ? strlen(d->entry) : 0) + strlen(d->name) + strlen(d->value) + 4;
+    }
     char *key = calloc(klen, 1);
     if (!key) {
         return 1;
@@ -423,6 +487,15 @@ static int run_command(FeArena *a, int argc, char **argv)
         strcat(key, "\n");
     }
     strcat(key, o.fe.stdlib_dir);
+    for (int i = 0; i < o.fe.ndefines; i++) {
+        const FeDefine *d = &o.fe.defines[i];
+        strcat(key, "\n");
+        strcat(key, d->entry ? d->entry : "");
+        strcat(key, ".");
+        strcat(key, d->name);
+        strcat(key, "=");
+        strcat(key, d->value);
+    }
     /* the program's argv: its name (the file's, without .gdsl) and the rest */
     const char *base = strrchr(o.input, '/');
     base = base ? base + 1 : o.input;
@@ -453,6 +526,9 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "bench") == 0) {
         return drv_bench_main(argc - 1, argv + 1);
+    }
+    if (argc > 1 && strcmp(argv[1], "tune") == 0) {
+        return drv_tune_main(argc - 1, argv + 1);
     }
     FeArena *a = fe_arena_new();
     int status;
