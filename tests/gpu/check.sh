@@ -8,7 +8,8 @@
 #   - an executable built on the CPU machine starts with no NVRTC call;
 #   - out of memory in the middle of a program (tests/gpu/oom_midprogram.c);
 #   - the clients of the library and header outputs (tests/clients/gpu_check.sh)
-#     when present.
+#     when present;
+#   - gpuc tune on bench/tune.gdsl (GPUC_CHECK_TUNE=0 leaves it out).
 # Ends with "N passed, N failed". Logs in $OUT (default /tmp/gpuc-gpu-check).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,13 +28,6 @@ check() {   # check NAME COMMAND... : pass on exit status 0; output to $out/NAME
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 check test_blocks_cuda "$gpuc" test --backend=cuda "$root/examples" "$root/stdlib"
-
-if [ -n "${GPUC_CHECK_SANITIZE:-1}" ] && command -v compute-sanitizer > /dev/null; then
-  for tool in memcheck racecheck synccheck; do
-    check "sanitize_$tool" env GPUC_TEST_WRAP="compute-sanitizer --tool $tool --error-exitcode 97 --print-limit 5" \
-      "$gpuc" test --backend=cuda --max-elements 70000 "$root/examples" "$root/stdlib"
-  done
-fi
 
 nvrtc_free_start() {
   local cache; cache=$(mktemp -d)
@@ -59,5 +53,19 @@ check oom_midprogram oom
 if [ -x "$root/tests/clients/gpu_check.sh" ]; then
   check clients "$root/tests/clients/gpu_check.sh"
 fi
+
+# every test block with inputs of at most 70000 elements, each run under the
+# three compute-sanitizer tools (sanitize3.sh), results still checked
+if [ "${GPUC_CHECK_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer > /dev/null; then
+  check sanitize env GPUC_TEST_WRAP="$root/tests/gpu/sanitize3.sh" \
+    "$gpuc" test --backend=cuda --max-elements 70000 "$root/examples" "$root/stdlib"
+fi
+
+# gpuc tune on the GPU: the map and reduce launch parameters (bench/tune.gdsl)
+tune() {
+  "$gpuc" tune --backend=cuda --rounds 1 --runs 20 -o "$out/tune.tuning" "$root/bench/tune.gdsl" &&
+    cat "$out/tune.tuning"
+}
+[ "${GPUC_CHECK_TUNE:-1}" = 1 ] && check tune tune
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

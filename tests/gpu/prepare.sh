@@ -5,6 +5,7 @@
 # runner libraries, the standard library), the kernel cache warmed with every
 # example's kernels (so no NVRTC compile is repeated there), an executable
 # built here, and the generated sources of tests/gpu/oom.gdsl.
+# Then on the GPU machine: bash tests/gpu/check.sh (device tool, carry .device).
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,6 +17,8 @@ cmake --install "$build" --prefix "$dev/prefix" > /dev/null
 gpuc=$dev/prefix/bin/gpuc
 export GPUC_HOME=$dev/prefix GPUC_CACHE_DIR=$dev/cache
 "$gpuc" test --backend=c "$root/examples" "$root/stdlib" | tail -n 1
+# the variants gpuc tune tries first on bench/tune.gdsl, compiled into the cache
+"$gpuc" tune --backend=c --rounds 1 --runs 1 -o "$dev/gpu/tune_c.tuning" "$root/bench/tune.gdsl" 2> /dev/null
 "$gpuc" "$root/examples/softmax.gdsl" -o "$dev/gpu/softmax"
 "$gpuc" --emit=program "$root/tests/gpu/oom.gdsl" -o "$dev/gpu/program.c"
 "$gpuc" --emit=cuda "$root/tests/gpu/oom.gdsl" -o "$dev/gpu/oom.cu"
