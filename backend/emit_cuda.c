@@ -491,6 +491,39 @@ typedef struct {
     int arity;
 } ScanView;
 
+/* apply_op for each of the nsc operators of a scanned tuple, whose
+ * components lie one after the other in dst, a and b. */
+static void apply_ops(CuEmit *c, IrOperator *ops, int nsc, char **dst, char **a, char **b, bool declare) {
+    int at = 0;
+    for (int q = 0; q < nsc; q++) {
+        apply_op(c, &ops[q], dst + at, (const char *const *)(a + at), (const char *const *)(b + at), declare);
+        at += ops[q].arity;
+    }
+}
+
+/* An inclusive scan of the values named vals (one per component of the
+ * nsc operators, of types wt) across the 32 lanes of a warp, in place, by
+ * shuffles; tmp names the shuffled copies ("g_y%d_%d": operator, component). */
+static void warp_inclusive_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, char **vals, const char *tmp) {
+    BeBuf *b = c->b;
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    int at = 0;
+    for (int q = 0; q < nsc; q++) {
+        char **y = names(c, tmp, q, ops[q].arity);
+        for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_up(%s, g_off);", ct(wt[at + j]), y[j], vals[at + j]); }
+        be_line(b, "if (g_lane >= (unsigned)g_off) {");
+        b->indent++;
+        apply_op(c, &ops[q], vals + at, (const char *const *)y, (const char *const *)(vals + at), false);
+        b->indent--;
+        be_line(b, "}");
+        free(y);
+        at += ops[q].arity;
+    }
+    b->indent--;
+    be_line(b, "}");
+}
+
 static void emit_scan(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -632,24 +665,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
     char **wv = names(c, "g_w%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), wv[j], agg[j]); }
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
-    b->indent++;
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            char **y = names(c, "g_y%d_%d", q, ops[q].arity);
-            for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_up(%s, g_off);", ct(wt[at + j]), y[j], wv[at + j]); }
-            be_line(b, "if (g_lane >= (unsigned)g_off) {");
-            b->indent++;
-            apply_op(c, &ops[q], wv + at, (const char *const *)y, (const char *const *)(wv + at), false);
-            b->indent--;
-            be_line(b, "}");
-            free(y);
-            at += ops[q].arity;
-        }
-    }
-    b->indent--;
-    be_line(b, "}");
+    warp_inclusive_scan(c, ops, nsc, wt, wv, "g_y%d_%d");
     char **el = names(c, "g_el%d_%d", 0, W);
     for (int j = 0; j < W; j++) {
         be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(wt[j]), el[j], wv[j]);
@@ -663,24 +679,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     b->indent++;
     char **ws = names(c, "g_ws%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_lane < %d ? g_wsum%d[g_lane] : %s;", ct(wt[j]), ws[j], NW, j, ne[j]); }
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
-    b->indent++;
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            char **y = names(c, "g_z%d_%d", q, ops[q].arity);
-            for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_up(%s, g_off);", ct(wt[at + j]), y[j], ws[at + j]); }
-            be_line(b, "if (g_lane >= (unsigned)g_off) {");
-            b->indent++;
-            apply_op(c, &ops[q], ws + at, (const char *const *)y, (const char *const *)(ws + at), false);
-            b->indent--;
-            be_line(b, "}");
-            free(y);
-            at += ops[q].arity;
-        }
-    }
-    b->indent--;
-    be_line(b, "}");
+    warp_inclusive_scan(c, ops, nsc, wt, ws, "g_z%d_%d");
     be_line(b, "if (g_lane < 32) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_lane] = %s;  /* inclusive over warps */", j, ws[j]); }
     be_line(b, "}");
@@ -691,13 +690,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     char **tex = names(c, "g_tx%d_%d", 0, W);
     char **wp = names(c, "g_wp%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            apply_op(c, &ops[q], tex + at, (const char *const *)(wp + at), (const char *const *)(el + at), true);
-            at += ops[q].arity;
-        }
-    }
+    apply_ops(c, ops, nsc, tex, wp, el, true);
     be_line(b, "/* phase 4: decoupled look-back by warp 0, 32 predecessors at a time");
     be_line(b, " * (flags: 0 none yet, 1 aggregate, 2 inclusive prefix) */");
     be_line(b, "if (g_warp == 0) {");
@@ -766,26 +759,14 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     }
     b->indent--;
     be_line(b, "}");
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            apply_op(c, &ops[q], ex + at, (const char *const *)(pv + at), (const char *const *)(ex + at), false);
-            at += ops[q].arity;
-        }
-    }
+    apply_ops(c, ops, nsc, ex, pv, ex, false);
     be_line(b, "if (g_pmask) {");
     be_line(b, "    break;");
     be_line(b, "}");
     b->indent--;
     be_line(b, "}");
     char **inc = names(c, "g_in%d_%d", 0, W);
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            apply_op(c, &ops[q], inc + at, (const char *const *)(ex + at), (const char *const *)(ta + at), true);
-            at += ops[q].arity;
-        }
-    }
+    apply_ops(c, ops, nsc, inc, ex, ta, true);
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
     for (int j = 0; j < W; j++) { be_line(b, "g_incl%d[g_tile] = %s;", j, inc[j]); }
@@ -904,6 +885,21 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
+/* The element (g_row, g_col) of a row/column reduction: the map body at
+ * the flat index, folded into the accumulators racc. */
+static void segred_element(CuEmit *c, IrStmt *s, const char *cols, char ***racc) {
+    be_line(c->b, "const int64_t g_f = g_row * %s + g_col;", cols);
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "g_col";
+    const char **res = map_body(c, s, "g_f");
+    int pos = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+        pos += s->reds[r].arity;
+    }
+    free(res);
+}
+
 static void emit_segred(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -929,16 +925,7 @@ static void emit_segred(CuEmit *c, IrKernel *k) {
             be_line(b, "const int64_t g_col = g_cb + %d;", u * B);
             be_line(b, "if (g_col < %s) {", cols);
             b->indent++;
-            be_line(b, "const int64_t g_f = g_row * %s + g_col;", cols);
-            c->x.idx[0] = "g_row";
-            c->x.idx[1] = "g_col";
-            const char **res = map_body(c, s, "g_f");
-            int pos = 0;
-            for (int r = 0; r < s->nreds; r++) {
-                apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
-                pos += s->reds[r].arity;
-            }
-            free(res);
+            segred_element(c, s, cols, racc);
             b->indent--;
             be_line(b, "}");
             b->indent--;
@@ -963,16 +950,7 @@ static void emit_segred(CuEmit *c, IrKernel *k) {
         for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
         be_line(b, "for (int64_t g_row = 0; g_row < %s; g_row++) {", rows);
         b->indent++;
-        be_line(b, "const int64_t g_f = g_row * %s + g_col;", cols);
-        c->x.idx[0] = "g_row";
-        c->x.idx[1] = "g_col";
-        const char **res = map_body(c, s, "g_f");
-        int pos = 0;
-        for (int r = 0; r < s->nreds; r++) {
-            apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
-            pos += s->reds[r].arity;
-        }
-        free(res);
+        segred_element(c, s, cols, racc);
         b->indent--;
         be_line(b, "}");
         int o = 0;
@@ -1100,6 +1078,23 @@ static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const cha
     be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %d, g_args)); }", k->name, gx, gy, k->block);
 }
 
+/* `if (cond) { launch }` */
+static void launch_if(CuEmit *c, IrKernel *k, KParams *p, const char *cond, const char *gx, const char *gy) {
+    be_line(c->b, "if (%s) {", cond);
+    c->b->indent++;
+    launch(c, k, p, gx, gy);
+    c->b->indent--;
+    be_line(c->b, "}");
+}
+
+/* A grid-stride kernel over n elements, per_block of them per block: as many
+ * blocks as needed up to 32 per multiprocessor, none when n is 0. */
+static void grid_stride_launch(CuEmit *c, IrKernel *k, KParams *p, const char *n, int per_block) {
+    be_line(c->b, "const int64_t g_blocks = (%s + %d) / %d;", n, per_block - 1, per_block);
+    be_line(c->b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 32 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 32);");
+    launch_if(c, k, p, be_strf(&c->x, "%s > 0", n), "g_grid", "1");
+}
+
 /* Declare a device array `T *name` of count elements (count may be 0). */
 static void dalloc(CuEmit *c, const char *t, const char *name, const char *count) {
     be_line(c->b, "%s *%s = NULL;", t, name);
@@ -1158,13 +1153,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     b->indent++;
     switch (k->kind) {
     case IR_K_MAP: {
-        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
-        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 32 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 32);");
-        be_line(b, "if (%s > 0) {", n);
-        b->indent++;
-        launch(c, k, &p, "g_grid", "1");
-        b->indent--;
-        be_line(b, "}");
+        grid_stride_launch(c, k, &p, n, k->block * k->items);
         break;
     }
     case IR_K_REDUCE: {
@@ -1233,41 +1222,23 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "if (%s > 0) {", dn);
         be_line(b, "    GPUC_TRY(gpuc_h_d2d(gpuc_h, %s, %s, (size_t)(%s) * sizeof(%s)));", be_vname(s->outs[0]), be_vname(s->dest), dn, ct(s->outs[0]->elem));
         be_line(b, "}");
-        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block - 1, k->block);
-        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 32 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 32);");
-        be_line(b, "if (%s > 0) {", n);
-        b->indent++;
-        launch(c, k, &p, "g_grid", "1");
-        b->indent--;
-        be_line(b, "}");
+        grid_stride_launch(c, k, &p, n, k->block);
         break;
     }
     case IR_K_SEGRED_ROW: {
         be_line(b, "const unsigned g_grid = (unsigned)(%s < 65535 * 16 ? %s : 65535 * 16);", be_vname(s->w[0]), be_vname(s->w[0]));
-        be_line(b, "if (%s > 0) {", be_vname(s->w[0]));
-        b->indent++;
-        launch(c, k, &p, "g_grid", "1");
-        b->indent--;
-        be_line(b, "}");
+        launch_if(c, k, &p, be_strf(&c->x, "%s > 0", be_vname(s->w[0])), "g_grid", "1");
         break;
     }
     case IR_K_SEGRED_COL: {
         be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", be_vname(s->w[1]), k->block - 1, k->block);
-        be_line(b, "if (g_blocks > 0) {");
-        b->indent++;
-        launch(c, k, &p, "(unsigned)g_blocks", "1");
-        b->indent--;
-        be_line(b, "}");
+        launch_if(c, k, &p, "g_blocks > 0", "(unsigned)g_blocks", "1");
         break;
     }
     case IR_K_MATMUL: {
         be_line(b, "const unsigned g_gx = (unsigned)((%s + %d) / %d), g_gy = (unsigned)((%s + %d) / %d);",
                 be_vname(s->w[1]), k->tile - 1, k->tile, be_vname(s->w[0]), k->tile - 1, k->tile);
-        be_line(b, "if (%s > 0 && %s > 0) {", be_vname(s->w[0]), be_vname(s->w[1]));
-        b->indent++;
-        launch(c, k, &p, "g_gx", "g_gy");
-        b->indent--;
-        be_line(b, "}");
+        launch_if(c, k, &p, be_strf(&c->x, "%s > 0 && %s > 0", be_vname(s->w[0]), be_vname(s->w[1])), "g_gx", "g_gy");
         break;
     }
     case IR_K_HOST: break;
