@@ -88,6 +88,15 @@ static int find_or_add_in(IrModule *m, IrValue ***ins, int *nins, IrValue *v) {
 }
 
 /* Rule 1: fold producer p (a pure map) into consumer c. */
+/* Fusing substitutes one lambda into another, which can multiply the size of
+ * the expanded expressions (ir_expr_tree_size): above the limit, not fused. */
+static bool lambda_too_big(IrLambda *l) {
+    for (int r = 0; r < l->nres; r++) {
+        if (ir_expr_tree_size(l->res[r]) > IR_MAX_EXPR_TREE) { return true; }
+    }
+    return false;
+}
+
 static bool fuse_map_into(IrModule *m, IrEntry *e, IrStmt *p, IrStmt *c) {
     if (p->kind != IR_S_SCREMA || p->nscans || p->nreds || p->post || p->dead) { return false; }
     if (!same_shape(p, c)) { return false; }
@@ -148,6 +157,11 @@ static bool fuse_map_into(IrModule *m, IrEntry *e, IrStmt *p, IrStmt *c) {
     IrLambda *nl = ir_lambda_new(m, nn, ptypes, c->map->nres + extra);
     for (int r = 0; r < c->map->nres; r++) { nl->res[r] = ir_subst_params(m, c->map->res[r], cargs); }
     for (int r = 0; r < extra; r++) { nl->res[c->map->nres + r] = pres[r]; }
+    if (lambda_too_big(nl)) {
+        ir_explain(m, e, "  not fused: %s (line %d) into %s (line %d): the fused expression would be too large",
+                   ir_aop_info[p->src].name, p->line, ir_aop_info[c->src].name, c->line);
+        return false;
+    }
     c->map = nl;
     c->ins = nins;
     c->nins = nn;
@@ -220,6 +234,11 @@ static bool fuse_post(IrModule *m, IrEntry *e, IrStmt *p, IrStmt *c) {
     }
     IrLambda *post = ir_lambda_new(m, sw, pt, c->map->nres);
     for (int r = 0; r < c->map->nres; r++) { post->res[r] = ir_subst_params(m, c->map->res[r], cargs); }
+    if (lambda_too_big(post)) {
+        ir_explain(m, e, "  not fused: map (line %d) into the scan's epilogue (line %d): the fused expression would be too large",
+                   c->line, p->line);
+        return false;
+    }
     p->post = post;
     /* outs: c's outs replace the scan outs */
     int rest = p->nouts - nscanouts;

@@ -365,6 +365,7 @@ static IrExpr *subst_rec(IrModule *m, IrExpr *e, Subst *s, Memo *mm) {
             r = ir_alloc(m->arena, sizeof *r);
             *r = *e;
             r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
+            r->tree = 0;
         }
     }
     memo_put(mm, e, r);
@@ -385,6 +386,16 @@ IrExpr *ir_subst_free(IrModule *m, IrExpr *e, IrValue *from, IrExpr *to) {
     IrExpr *r = subst_rec(m, e, &s, &mm);
     free(mm.from); free(mm.to);
     return r;
+}
+
+int64_t ir_expr_tree_size(IrExpr *e) {
+    if (!e) { return 0; }
+    if (!e->tree) {
+        int64_t n = 1;
+        for (int i = 0; i < 3; i++) { n += ir_expr_tree_size(e->a[i]); }
+        e->tree = n > IR_MAX_EXPR_TREE ? IR_MAX_EXPR_TREE + 1 : n;
+    }
+    return e->tree;
 }
 
 bool ir_expr_uses_value(const IrExpr *e, const IrValue *v) {

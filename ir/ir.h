@@ -155,7 +155,15 @@ struct IrExpr {
     IrValue *val;     /* FREE, READ */
     IrExpr *a[3];
     int id;           /* scratch numbering used by printers and emitters */
+    int64_t tree;     /* cached ir_expr_tree_size (0: not computed yet) */
 };
+
+/* Expressions are DAGs (a `let` used twice is one node), but many walks and
+ * the IR printer treat them as trees: the number of nodes of the expanded
+ * tree, saturated at IR_MAX_EXPR_TREE + 1, is computed in time linear in the
+ * DAG. Lowering and fusion refuse to build expressions above the limit. */
+#define IR_MAX_EXPR_TREE 20000
+int64_t ir_expr_tree_size(IrExpr *e);
 
 typedef struct {
     int nparams;

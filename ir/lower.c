@@ -140,6 +140,7 @@ static IrExpr *subst_loopvar(Lower *L, IrExpr *e, int var, IrExpr *by) {
     IrExpr *r = ir_alloc(L->m->arena, sizeof *r);
     *r = *e;
     r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
+    r->tree = 0;
     return r;
 }
 
@@ -1074,7 +1075,33 @@ static LVal *lower_array_lit(Lower *L, FeExpr *x, Env *env) {
     return outs_like(L, s, x->type, w0, w1, rank);
 }
 
+/* Does v hold an expression whose expanded tree passes IR_MAX_EXPR_TREE? */
+static bool lv_too_big(LVal *v) {
+    switch (v->kind) {
+    case LV_SCALAR: return ir_expr_tree_size(v->x) > IR_MAX_EXPR_TREE;
+    case LV_VARR: return ir_expr_tree_size(v->body) > IR_MAX_EXPR_TREE || ir_expr_tree_size(v->len) > IR_MAX_EXPR_TREE;
+    case LV_TUPLE:
+        for (int i = 0; i < v->n; i++) { if (lv_too_big(v->elems[i])) { return true; } }
+        return false;
+    default: return false;
+    }
+}
+
+static LVal *lower_expr(Lower *L, FeExpr *x, Env *env);
+
+/* Lower x. A value used twice is shared, so lets that each use the previous
+ * one twice double the expanded expression: past IR_MAX_EXPR_TREE operations
+ * that is an error, rather than passes that walk trees taking forever. */
 static LVal *lower(Lower *L, FeExpr *x, Env *env) {
+    LVal *v = lower_expr(L, x, env);
+    if (v && lv_too_big(v)) {
+        lerr(L, x->loc, "this expression is too large once its shared values are expanded (more than 20000 operations)");
+        return lv_scalar(L, ir_e_const_i(L->m, IR_I32, 0));
+    }
+    return v;
+}
+
+static LVal *lower_expr(Lower *L, FeExpr *x, Env *env) {
     IrModule *m = L->m;
     switch (x->kind) {
     case FE_EX_INT: {
