@@ -261,6 +261,15 @@ static void index_names(CuEmit *c, IrStmt *s, const char *flat) {
     }
 }
 
+/* Element g_i of a 1-D kernel: its indices, the map body, and the fold or
+ * store of element(). */
+static void map_element(CuEmit *c, IrStmt *s, char ***racc) {
+    index_names(c, s, "g_i");
+    const char **res = map_body(c, s, "g_i");
+    element(c, s, res, "g_i", racc);
+    free(res);
+}
+
 static const char *width_expr(CuEmit *c, IrStmt *s) {
     if (s->rank == 2) { return be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])); }
     return be_strf(&c->x, "%s", be_vname(s->w[0]));
@@ -348,10 +357,7 @@ static void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
         be_line(b, "const int64_t g_lo = ((int64_t)blockIdx.x * %d + threadIdx.x) * g_chunk;", B);
         be_line(b, "for (int64_t g_i = g_lo; g_i < g_lo + g_chunk && g_i < %s; g_i++) {", n);
         b->indent++;
-        index_names(c, s, "g_i");
-        const char **res = map_body(c, s, "g_i");
-        element(c, s, res, "g_i", racc);
-        free(res);
+        map_element(c, s, racc);
         b->indent--;
         be_line(b, "}");
     } else {
@@ -369,10 +375,7 @@ static void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
             else { be_line(b, "const int64_t g_i = g_base + %d;", u * B); }
             be_line(b, "if (g_i < %s) {", n);
             b->indent++;
-            index_names(c, s, "g_i");
-            const char **res = map_body(c, s, "g_i");
-            element(c, s, res, "g_i", racc);
-            free(res);
+            map_element(c, s, racc);
             b->indent--;
             be_line(b, "}");
             b->indent--;
