@@ -34,6 +34,14 @@ if os.path.exists(os.path.join(config.cuda_home, "lib64", "libnvrtc.so")) or \
 import shutil
 if shutil.which("valgrind") and not config.sanitize:
     config.available_features.add("valgrind")
+# tmpfs-mount: a small tmpfs can be mounted (root), to fill a directory's disk.
+import subprocess, tempfile
+_probe = tempfile.mkdtemp(prefix="gpuc-tmpfs-probe.")
+if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", _probe],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    subprocess.run(["umount", _probe])
+    config.available_features.add("tmpfs-mount")
+os.rmdir(_probe)
 # no-gpu-driver: libcuda.so.1 cannot be loaded here (CI and developer machines).
 import ctypes
 try:
