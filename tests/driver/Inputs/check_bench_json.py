@@ -7,11 +7,13 @@ import statistics
 import sys
 
 d = json.load(open(sys.argv[1]))
-top = {"gpuc_version": str, "backend": str, "label": (str, type(None)), "host": str, "date": str, "cases": list}
+top = {"gpuc_version": str, "backend": str, "label": (str, type(None)), "host": str, "date": str,
+       "command_defines": list, "cases": list}
 for k, t in top.items():
     assert isinstance(d.get(k), t), "top-level %s: %r" % (k, d.get(k))
 assert set(d) == set(top), sorted(d)
-print("backend=%s label=%s" % (d["backend"], d["label"]))
+assert all(isinstance(x, str) for x in d["command_defines"])
+print("backend=%s label=%s command_defines=%s" % (d["backend"], d["label"], ",".join(d["command_defines"])))
 keys = {"file": str, "line": int, "entry": str, "description": (str, type(None)), "defines": dict, "sizes": dict,
         "runs": int, "times_us": list, "input_bytes": int, "output_bytes": int, "bytes": int,
         "median_us": (float, int, type(None)), "min_us": (float, int, type(None)), "gbps": (float, type(None)),
