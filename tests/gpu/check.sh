@@ -3,8 +3,9 @@
 # root on the device machine after tests/gpu/prepare.sh filled .device/ here:
 #   - every test block of examples/ and stdlib/ on the CUDA backend, against
 #     its expected values or the C backend on the same generated inputs;
-#   - the same blocks with small inputs under compute-sanitizer memcheck,
-#     racecheck and synccheck (every kernel of every example runs);
+#   - under compute-sanitizer memcheck, racecheck and synccheck: the first
+#     small test block of every entry of the examples that cover every kernel
+#     kind and scalar type (SANITIZE_FILES=all: of every file);
 #   - an executable built on the CPU machine starts with no NVRTC call;
 #   - out of memory in the middle of a program (tests/gpu/oom_midprogram.c);
 #   - the clients of the library and header outputs (tests/clients/gpu_check.sh)
@@ -54,11 +55,18 @@ if [ -x "$root/tests/clients/gpu_check.sh" ]; then
   check clients "$root/tests/clients/gpu_check.sh"
 fi
 
-# every test block with inputs of at most 70000 elements, each run under the
-# three compute-sanitizer tools (sanitize3.sh), results still checked
+# compute-sanitizer memcheck, racecheck and synccheck on the first test
+# block (inputs of at most 70000 elements) of every entry of the examples
+# that cover every kernel kind and scalar type (sanitize3.sh through
+# GPUC_TEST_WRAP); results still checked. SANITIZE_FILES=all: every file.
 if [ "${GPUC_CHECK_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer > /dev/null; then
-  check sanitize env GPUC_TEST_WRAP="$root/tests/gpu/sanitize3.sh" \
-    "$gpuc" test --backend=cuda --max-elements 70000 "$root/examples" "$root/stdlib"
+  files=()
+  if [ "${SANITIZE_FILES:-}" = all ]; then files=("$root/examples" "$root/stdlib")
+  else for f in sizes softmax matmul recurrence compaction mean_var histogram; do files+=("$root/examples/$f.gdsl"); done; fi
+  once=$(mktemp -d)
+  check sanitize env GPUC_TEST_WRAP="$root/tests/gpu/sanitize3.sh" SANITIZE_ONCE_DIR="$once" \
+    "$gpuc" test --backend=cuda --max-elements 70000 "${files[@]}"
+  echo "  sanitized $(ls "$once" | wc -l) entries: $(cat "$once"/* | sed 's|.* -e ||' | sort | tr '\n' ' ')"
 fi
 
 # gpuc tune on the GPU: the map and reduce launch parameters (bench/tune.gdsl)
