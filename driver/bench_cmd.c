@@ -517,54 +517,16 @@ static void bench_file(BenchRun *br, const char *file)
     free(src);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* tb_each_gdsl's callbacks */
+static void bench_path_one(void *ctx, const char *path)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    bench_file(ctx, path);
 }
 
-/* A file, or every .gdsl file under a directory (sorted). */
-static void bench_path(BenchRun *br, const char *path, int depth)
+static void bench_path_error(void *ctx, const char *path, const char *msg)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "%s: error: %s\n", path, strerror(errno));
-        br->failed++;
-        return;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        bench_file(br, path);
-        return;
-    }
-    DIR *d = depth <= 16 ? opendir(path) : NULL;
-    if (!d) {
-        return;
-    }
-    char **names = NULL;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.') {
-            continue;
-        }
-        char *full = tb_printf("%s/%s", path, e->d_name);
-        struct stat es;
-        if (stat(full, &es) == 0 && (S_ISDIR(es.st_mode) || (len > 5 && strcmp(e->d_name + len - 5, ".gdsl") == 0))) {
-            names = tb_realloc(names, (size_t)(n + 1) * sizeof *names);
-            names[n++] = full;
-        } else {
-            free(full);
-        }
-    }
-    closedir(d);
-    if (n > 1) {
-        qsort(names, (size_t)n, sizeof *names, cmp_str);
-    }
-    for (int i = 0; i < n; i++) {
-        bench_path(br, names[i], depth + 1);
-        free(names[i]);
-    }
-    free(names);
+    fprintf(stderr, "%s: error: %s\n", path, msg);
+    ((BenchRun *)ctx)->failed++;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -695,7 +657,7 @@ int drv_bench_main(int argc, char **argv)
         fprintf(br.json, ",\n  \"cases\": [\n");
     }
     for (int i = 0; i < npaths; i++) {
-        bench_path(&br, paths[i], 0);
+        tb_each_gdsl(paths[i], bench_path_one, bench_path_error, &br);
     }
     tb_session_free(&br.s);
     free(defines);

@@ -4,12 +4,14 @@
  * inputs, and building and running a .gdsl file's executable, with wrapper
  * entries for the fns of a file (docs/testing.md). */
 #define _XOPEN_SOURCE 700 /* strdup, realpath */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blocks.h"
@@ -1655,4 +1657,65 @@ int tb_run(TbSession *s, const char *exe, const char *run_name, const char *back
     free(se);
     tb_args_free(&argv);
     return st;
+}
+
+/* ---- files ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void each_gdsl(const char *path, int depth, void (*file)(void *, const char *),
+                      void (*error)(void *, const char *, const char *), void *ctx)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        error(ctx, path, strerror(errno));
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        file(ctx, path);
+        return;
+    }
+    if (depth > 16) {
+        return;
+    }
+    DIR *d = opendir(path);
+    if (!d) {
+        error(ctx, path, strerror(errno));
+        return;
+    }
+    char **names = NULL;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        char *full = tb_printf("%s/%s", path, e->d_name);
+        struct stat es;
+        if (stat(full, &es) == 0 && (S_ISDIR(es.st_mode) || (len > 5 && strcmp(e->d_name + len - 5, ".gdsl") == 0))) {
+            names = tb_realloc(names, (size_t)(n + 1) * sizeof *names);
+            names[n++] = full;
+        } else {
+            free(full);
+        }
+    }
+    closedir(d);
+    if (n > 1) {
+        qsort(names, (size_t)n, sizeof *names, cmp_str);
+    }
+    for (int i = 0; i < n; i++) {
+        each_gdsl(names[i], depth + 1, file, error, ctx);
+        free(names[i]);
+    }
+    free(names);
+}
+
+void tb_each_gdsl(const char *path, void (*file)(void *ctx, const char *path),
+                  void (*error)(void *ctx, const char *path, const char *msg), void *ctx)
+{
+    each_gdsl(path, 0, file, error, ctx);
 }

@@ -112,6 +112,13 @@ typedef struct TbSize {
 char *tb_gen_random(const char *spec, const char *pname, const char *ptype, const TbSize *sizes, int nsizes,
                     const char *base, TbArgs *args, char ***files, int *nfiles, uint64_t *bytes);
 
+/* ---- files ---- */
+/* Call file(ctx, F) for path if it is a file, else for every .gdsl file
+ * under the directory path (sorted, hidden names skipped, 16 levels deep);
+ * error(ctx, P, MESSAGE) for a path that cannot be read. */
+void tb_each_gdsl(const char *path, void (*file)(void *ctx, const char *path),
+                  void (*error)(void *ctx, const char *path, const char *msg), void *ctx);
+
 /* ---- executables ---- */
 typedef struct TbSig {
     char *name;              /* the entry of the executable */

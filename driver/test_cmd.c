@@ -436,59 +436,16 @@ static void test_file(TestRun *tr, const char *file)
     free(src);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* tb_each_gdsl's callbacks */
+static void test_path_one(void *ctx, const char *path)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    test_file(ctx, path);
 }
 
-/* A file, or every .gdsl file under a directory (sorted). */
-static void test_path(TestRun *tr, const char *path, int depth)
+static void test_path_error(void *ctx, const char *path, const char *msg)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        printf("%s: error: %s\n", path, strerror(errno));
-        tr->failed++;
-        return;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        test_file(tr, path);
-        return;
-    }
-    if (depth > 16) {
-        return;
-    }
-    DIR *d = opendir(path);
-    if (!d) {
-        printf("%s: error: %s\n", path, strerror(errno));
-        tr->failed++;
-        return;
-    }
-    char **names = NULL;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.') {
-            continue;
-        }
-        char *full = tb_printf("%s/%s", path, e->d_name);
-        struct stat es;
-        if (stat(full, &es) == 0 && (S_ISDIR(es.st_mode) || (len > 5 && strcmp(e->d_name + len - 5, ".gdsl") == 0))) {
-            names = tb_realloc(names, (size_t)(n + 1) * sizeof *names);
-            names[n++] = full;
-        } else {
-            free(full);
-        }
-    }
-    closedir(d);
-    if (n > 1) {
-        qsort(names, (size_t)n, sizeof *names, cmp_str);
-    }
-    for (int i = 0; i < n; i++) {
-        test_path(tr, names[i], depth + 1);
-        free(names[i]);
-    }
-    free(names);
+    fprintf(stdout, "%s: error: %s\n", path, msg);
+    ((TestRun *)ctx)->failed++;
 }
 
 int drv_test_main(int argc, char **argv)
@@ -566,7 +523,7 @@ int drv_test_main(int argc, char **argv)
         free(w);
     }
     for (int i = 0; i < npaths; i++) {
-        test_path(&tr, paths[i], 0);
+        tb_each_gdsl(paths[i], test_path_one, test_path_error, &tr);
     }
     tb_session_free(&tr.s);
     free(paths);
