@@ -1119,6 +1119,22 @@ static int into_result(IrEntry *e, const IrValue *v) {
     return -1;
 }
 
+/* In host_into mode, the result number of a scalar statement output v that
+ * stays on the device: a result of the entry that no statement reads, so
+ * the kernel writes it straight into the caller's device scalar and the
+ * launcher does not wait for it. Else -1. */
+static int device_scalar_result(IrEntry *e, const IrValue *v) {
+    if (!host_into || v->rank || v->is_param) { return -1; }
+    bool by_reduce = false;
+    for (int i = 0; i < e->nkernels; i++) { by_reduce = by_reduce || (e->kernels[i].kind == IR_K_REDUCE && e->kernels[i].stmt == v->def); }
+    if (!by_reduce) { return -1; }
+    int first = -1, times = 0;
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i] == v) { times++; if (first < 0) { first = i; } }
+    }
+    return first >= 0 && v->nuses == times ? first : -1;
+}
+
 static void host_stmt(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -1146,6 +1162,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "%s *%s = out%d; /* the caller's result array */", ct(v->elem), be_vname(v), r);
         } else if (v->rank) {
             dalloc(c, ct(v->elem), be_vname(v), s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v));
+        } else if (device_scalar_result(c->e, v) >= 0) {
+            be_line(b, "%s *%s_d = out%d; /* the caller's device scalar */", ct(v->elem), be_vname(v), device_scalar_result(c->e, v));
         } else {
             be_line(b, "%s %s;", ct(v->elem), be_vname(v));
             dalloc(c, ct(v->elem), be_strf(&c->x, "%s_d", be_vname(v)), "1");
@@ -1251,7 +1269,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     /* scalar results come back to the host: later statements take them by value */
     for (int o = 0; o < s->nouts; o++) {
         IrValue *v = s->outs[o];
-        if (v->rank) { continue; }
+        if (v->rank || device_scalar_result(c->e, v) >= 0) { continue; }
         if (k->kind == IR_K_REDUCE) {
             be_line(b, "if (%s > 0) {", n);
             be_line(b, "    GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_d, sizeof(%s)));", be_vname(v), be_vname(v), ct(v->elem));
@@ -1327,8 +1345,8 @@ static bool results_known(IrEntry *e) {
     return true;
 }
 
-/* gpuc_dev_NAME_into: sizes, params, then per result `T *outI`: a device
- * array the caller allocated (array results) or a host scalar. */
+/* gpuc_dev_NAME_into: sizes, params, then per result `T *outI`: device
+ * memory the caller allocated, an array or one scalar. */
 static void into_signature(BeBuf *b, IrEntry *e) {
     be_printf(b, "int gpuc_dev_%s_into(GpucHost *gpuc_h", e->name);
     for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", int64_t %s", be_vname(e->sizes[i])); }
@@ -1361,6 +1379,7 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     be_printf(b, " {\n");
     b->indent = 1;
     be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
+    ir_count_uses(e);  /* device_scalar_result needs each value's readers */
     c->x.ntmp = 0;
     for (int i = 0; i < e->nkernels; i++) {
         be_expr_reset(&c->x);
@@ -1383,6 +1402,14 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     be_line(b, "}");
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];
+        if (!v->rank && into) {
+            /* the caller's device scalar: written by its reduction kernel, or
+             * copied (from host memory the copy has read when it returns) */
+            int r = device_scalar_result(e, v);
+            if (r >= 0 && r != i) { be_line(b, "GPUC_TRY(gpuc_h_d2d(gpuc_h, out%d, out%d, sizeof(%s)));", i, r, ct(v->elem)); }
+            if (r < 0) { be_line(b, "GPUC_TRY(gpuc_h_h2d(gpuc_h, out%d, &%s, sizeof(%s)));", i, be_vname(v), ct(v->elem)); }
+            continue;
+        }
         if (!v->rank) { be_line(b, "*out%d = %s;", i, be_vname(v)); continue; }
         const char *n = count_of(c, v);
         if (into) {
@@ -1656,12 +1683,12 @@ int be_emit_cuda(FILE *out, IrModule *m) {
                   " *     array results are device arrays allocated by the launcher: free each\n"
                   " *     with gpuc_h_free(stream, p) (not cudaFree); outI_shape gets rows, columns\n"
                   " *   int gpuc_dev_NAME_into(cudaStream_t, sizes, params, T *outI)\n"
-                  " *     (when the result sizes follow from the arguments) into device arrays\n"
-                  " *     the caller allocated\n"
+                  " *     (when the result sizes follow from the arguments) into device memory\n"
+                  " *     the caller allocated: arrays, and scalars (one element each)\n"
                   " * Arrays are device pointers; sizes come first, one int64_t per size name.\n"
                   " * Launchers return 0, a cudaError_t, or -1 for an index out of bounds\n"
                   " * (gpuc_oob_at[0] is the index, gpuc_oob_at[1] the size; clear gpuc_oob_hit).\n"
-                  " * They are asynchronous on the stream except where a result is a host scalar\n"
+                  " * They are asynchronous on the stream except where the host needs a scalar\n"
                   " * or an array is indexed (the bounds check waits). Not thread-safe (device\n"
                   " * blocks are cached per translation unit). Include it in one .cu file of a\n"
                   " * program. -DGPUC_NO_HOST leaves the launchers out; -DGPUC_MAIN adds a main\n"

@@ -15,7 +15,7 @@ static void map2(const char *name, F call, R ref, double rtol, double atol)
             float *o = nullptr;
             int64_t shape[2] = {0, 0};
             call(n, x, y, &o, shape);
-            gpuc_dfree(o);
+            gpuc_h_free(0, o);
         };
         Timing t = time_it(run);
         poison_cache();
@@ -31,7 +31,7 @@ static void map2(const char *name, F call, R ref, double rtol, double atol)
             for (int64_t i = 0; i < n; i++) r[i] = ref((double)hx[i], (double)hy[i]);
             chk = compare(g.data(), r.data(), n, rtol, atol);
         }
-        gpuc_dfree(o);
+        gpuc_h_free(0, o);
         emit(name, "f32", n, 0, &t, chk.c_str());
         BK(cudaFree(x));
         BK(cudaFree(y));
@@ -41,13 +41,13 @@ static void map2(const char *name, F call, R ref, double rtol, double atol)
 BENCH_CASE(saxpy, [] {
     map2(
         "saxpy",
-        [](int64_t n, const float *x, const float *y, float **o, int64_t *s) { gpuc_dev_saxpy(n, 0.75f, x, y, o, s); },
+        [](int64_t n, const float *x, const float *y, float **o, int64_t *s) { gpuc_dev_saxpy(0, n, 0.75f, x, y, o, s); },
         [](double x, double y) { return 0.75 * x + y; }, 1e-6, 1e-6);
 });
 
 BENCH_CASE(chain, [] {
     map2(
         "chain",
-        [](int64_t n, const float *x, const float *y, float **o, int64_t *s) { gpuc_dev_chain(n, x, y, o, s); },
+        [](int64_t n, const float *x, const float *y, float **o, int64_t *s) { gpuc_dev_chain(0, n, x, y, o, s); },
         [](double x, double y) { return std::exp(-x * x) * std::sin(y) + 2.0 * x; }, 1e-5, 1e-5);
 });

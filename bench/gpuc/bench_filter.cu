@@ -6,7 +6,7 @@
 using namespace bench;
 
 template <typename T>
-static void filter1(const char *name, int (*fn)(int64_t, const T *, T **, int64_t *))
+static void filter1(const char *name, int (*fn)(GpucHost *, int64_t, const T *, T **, int64_t *))
 {
     const bool flt = (T)0.5 != (T)0;
     for (int64_t n : sizes_for(sizeof(T), false, 2)) {
@@ -14,14 +14,14 @@ static void filter1(const char *name, int (*fn)(int64_t, const T *, T **, int64_
         auto run = [&] {
             T *o = nullptr;
             int64_t s[2] = {0, 0};
-            fn(n, x, &o, s);
-            gpuc_dfree(o);
+            fn(0, n, x, &o, s);
+            gpuc_h_free(0, o);
         };
         Timing t = time_it(run);
         poison_cache();
         T *o = nullptr;
         int64_t s[2] = {-1, 0};
-        fn(n, x, &o, s);
+        fn(0, n, x, &o, s);
         std::vector<T> h = to_host(x, n), ref;
         for (int64_t i = 0; i < n; i++)
             if (h[i] > (T)0) ref.push_back(h[i]);
@@ -32,7 +32,7 @@ static void filter1(const char *name, int (*fn)(int64_t, const T *, T **, int64_
             std::vector<T> g = to_host(o, s[0]);
             chk = compare(g.data(), ref.data(), s[0], 0, 0);
         }
-        gpuc_dfree(o);
+        gpuc_h_free(0, o);
         char ex[64];
         snprintf(ex, sizeof ex, ", \"out_n\": %lld", (long long)ref.size());
         emit(name, dtype_name<T>(), n, 0, &t, chk.c_str(), ex);

@@ -13,14 +13,14 @@ BENCH_CASE(matmul, [] {
     auto run = [&] {
         double *o = nullptr;
         int64_t s[2] = {0, 0};
-        gpuc_dev_matmul(N, N, N, A, B, &o, s);
-        gpuc_dfree(o);
+        gpuc_dev_matmul(0, N, N, N, A, B, &o, s);
+        gpuc_h_free(0, o);
     };
     Timing t = time_it(run, 100, 100.0);
     poison_cache();
     double *o = nullptr;
     int64_t s[2] = {0, 0};
-    gpuc_dev_matmul(N, N, N, A, B, &o, s);
+    gpuc_dev_matmul(0, N, N, N, A, B, &o, s);
     std::string chk;
     if (s[0] != N || s[1] != N) {
         chk = "WRONG shape";
@@ -34,7 +34,7 @@ BENCH_CASE(matmul, [] {
             }
         chk = compare(g.data(), ref.data(), N * N, 1e-12, 0);
     }
-    gpuc_dfree(o);
+    gpuc_h_free(0, o);
     char ex[64];
     snprintf(ex, sizeof ex, ", \"gflops\": %.1f", 2.0 * N * N * N / (t.med_us * 1e3));
     emit("matmul", "f64", N, N, &t, chk.c_str(), ex);

@@ -17,14 +17,14 @@ BENCH_CASE(row_sums, [] {
         auto run = [&] {
             float *o = nullptr;
             int64_t s[2] = {0, 0};
-            gpuc_dev_row_sums(rows, m, a, &o, s);
-            gpuc_dfree(o);
+            gpuc_dev_row_sums(0, rows, m, a, &o, s);
+            gpuc_h_free(0, o);
         };
         Timing t = time_it(run);
         poison_cache();
         float *o = nullptr;
         int64_t s[2] = {0, 0};
-        gpuc_dev_row_sums(rows, m, a, &o, s);
+        gpuc_dev_row_sums(0, rows, m, a, &o, s);
         std::string chk;
         if (s[0] != rows) {
             chk = "WRONG shape";
@@ -37,7 +37,7 @@ BENCH_CASE(row_sums, [] {
             }
             chk = compare(g.data(), ref.data(), rows, 0, 0);
         }
-        gpuc_dfree(o);
+        gpuc_h_free(0, o);
         emit("row_sums", "f32", total, m, &t, chk.c_str());
         BK(cudaFree(a));
     }
@@ -52,14 +52,14 @@ BENCH_CASE(row_softmax, [] {
         auto run = [&] {
             float *o = nullptr;
             int64_t s[2] = {0, 0};
-            gpuc_dev_row_softmax(rows, m, a, &o, s);
-            gpuc_dfree(o);
+            gpuc_dev_row_softmax(0, rows, m, a, &o, s);
+            gpuc_h_free(0, o);
         };
         Timing t = time_it(run);
         poison_cache();
         float *o = nullptr;
         int64_t s[2] = {0, 0};
-        gpuc_dev_row_softmax(rows, m, a, &o, s);
+        gpuc_dev_row_softmax(0, rows, m, a, &o, s);
         std::string chk;
         if (s[0] != rows || s[1] != m) {
             chk = "WRONG shape";
@@ -88,7 +88,7 @@ BENCH_CASE(row_softmax, [] {
             }
             if (chk.empty()) chk = "ok";
         }
-        gpuc_dfree(o);
+        gpuc_h_free(0, o);
         emit("row_softmax", "f32", total, m, &t, chk.c_str());
         BK(cudaFree(a));
     }

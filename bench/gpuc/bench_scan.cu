@@ -8,7 +8,7 @@ using namespace bench;
 /* dyadic floats and small integers: every prefix is exact whatever the
  * association, so results are compared exactly */
 template <typename T>
-static void scan1(const char *name, int (*fn)(int64_t, const T *, T **, int64_t *), bool inclusive)
+static void scan1(const char *name, int (*fn)(GpucHost *, int64_t, const T *, T **, int64_t *), bool inclusive)
 {
     const bool flt = (T)0.5 != (T)0;
     for (int64_t n : sizes_for(sizeof(T), inclusive, 2)) {
@@ -16,14 +16,14 @@ static void scan1(const char *name, int (*fn)(int64_t, const T *, T **, int64_t 
         auto run = [&] {
             T *o = nullptr;
             int64_t s[2] = {0, 0};
-            fn(n, x, &o, s);
-            gpuc_dfree(o);
+            fn(0, n, x, &o, s);
+            gpuc_h_free(0, o);
         };
         Timing t = time_it(run);
         poison_cache();
         T *o = nullptr;
         int64_t s[2] = {0, 0};
-        fn(n, x, &o, s);
+        fn(0, n, x, &o, s);
         std::string chk;
         if (s[0] != n) {
             chk = "WRONG shape";
@@ -37,7 +37,7 @@ static void scan1(const char *name, int (*fn)(int64_t, const T *, T **, int64_t 
             }
             chk = compare(g.data(), ref.data(), n, 0, 0);
         }
-        gpuc_dfree(o);
+        gpuc_h_free(0, o);
         emit(name, dtype_name<T>(), n, 0, &t, chk.c_str());
         BK(cudaFree(x));
     }
@@ -59,14 +59,14 @@ BENCH_CASE(recurrence, [] {
         auto run = [&] {
             float *o = nullptr;
             int64_t s[2] = {0, 0};
-            gpuc_dev_recurrence(n, a, b, &o, s);
-            gpuc_dfree(o);
+            gpuc_dev_recurrence(0, n, a, b, &o, s);
+            gpuc_h_free(0, o);
         };
         Timing t = time_it(run);
         poison_cache();
         float *o = nullptr;
         int64_t s[2] = {0, 0};
-        gpuc_dev_recurrence(n, a, b, &o, s);
+        gpuc_dev_recurrence(0, n, a, b, &o, s);
         std::string chk;
         if (s[0] != n) {
             chk = "WRONG shape";
@@ -77,7 +77,7 @@ BENCH_CASE(recurrence, [] {
             for (int64_t i = 0; i < n; i++) ref[i] = v = ha[i] * v + hb[i];
             chk = compare(g.data(), ref.data(), n, 1e-3, 1e-4);
         }
-        gpuc_dfree(o);
+        gpuc_h_free(0, o);
         emit("recurrence", "f32", n, 0, &t, chk.c_str());
         BK(cudaFree(a));
         BK(cudaFree(b));

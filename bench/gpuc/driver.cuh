@@ -7,9 +7,11 @@
  *
  * What is timed: one call of gpuc_dev_ENTRY (and gpuc_dfree of its array
  * results, which only returns the block to the generated code's cache), with
- * a CUDA event pair around it; the median of many calls after warm-up. Scalar
- * results come back to the host inside the call (the entry's interface), so
- * their device-to-host copy is in the time.
+ * a CUDA event pair around it; the median of many calls after warm-up.
+ * Reductions are timed through gpuc_dev_ENTRY_into, whose scalar results are
+ * written into device memory (as CUB's are), so no device-to-host copy is
+ * timed unless the entry needs the value on the host itself (logsumexp and
+ * mean/variance finish on the host: their copy is in the time).
  *
  * Checks: after timing, every free block of the generated code's device
  * cache is poisoned (0xff bytes), the entry is called once more and its
@@ -60,6 +62,30 @@ inline std::vector<int64_t> sizes_for(size_t elem, bool allow_big, int buffers)
 }
 
 /* poison the generated code's free device blocks (where results will land) */
+/* A device scalar for a gpuc_dev_ENTRY_into scalar result. */
+template <typename T> T *dev_scalar()
+{
+    T *p = nullptr;
+    BK(cudaMalloc(&p, sizeof(T)));
+    return p;
+}
+template <typename T> T *poison_scalar(T *d)
+{
+    poison(d, sizeof(T));
+    return d;
+}
+/* The value of the device scalar d after the launcher call that returned rc. */
+template <typename T> T scalar_result(int rc, const T *d)
+{
+    if (rc != 0) {
+        fprintf(stderr, "bench: gpuc launcher failed with %d\n", rc);
+        exit(1);
+    }
+    T v;
+    BK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+}
+
 inline void poison_cache()
 {
     for (int i = 0; i < gpuc_nfree; i++) BK(cudaMemset(gpuc_free_blocks[i].p, 0xff, gpuc_free_blocks[i].n));

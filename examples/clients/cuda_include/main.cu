@@ -86,6 +86,15 @@ int main() {
     TRY(cudaMemcpyAsync(dxd, xd.data(), n * sizeof(double), cudaMemcpyHostToDevice, s));
     TRY(gpuc_dev_norm2(s, n, dxd, &norm));
     check("norm2", norm, std::sqrt(sq), 1e-12);
+    // the same into a device scalar: the launcher copies the host's sqrt there
+    double *dnorm;
+    TRY(cudaMalloc(&dnorm, sizeof(double)));
+    TRY(cudaMemsetAsync(dnorm, 0xff, sizeof(double), s));
+    TRY(gpuc_dev_norm2_into(s, n, dxd, dnorm));
+    norm = 0;
+    TRY(cudaMemcpyAsync(&norm, dnorm, sizeof(double), cudaMemcpyDeviceToHost, s));
+    TRY(cudaStreamSynchronize(s));
+    check("norm2_into", norm, std::sqrt(sq), 1e-12);
 
     // an index out of bounds is reported, not a fault
     int64_t bad[2] = { 1, n + 7 }, *dbad;
@@ -101,6 +110,7 @@ int main() {
     }
 
     cudaFree(dbad);
+    cudaFree(dnorm);
     cudaFree(dxd);
     cudaFree(dx);
     cudaFree(dy);
