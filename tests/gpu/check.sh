@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check.sh: the GPU checks of generated programs, run from the repository
 # root on the device machine after tests/gpu/prepare.sh filled .device/ here:
-#   - every test block of examples/ and stdlib/ on the CUDA backend, against
+#   - every test block of examples/, stdlib/ and tests/gpu/blocks/ on the CUDA backend, against
 #     its expected values or the C backend on the same generated inputs;
 #   - under compute-sanitizer memcheck, racecheck and synccheck: the first
 #     small test block of every entry of the examples that cover every kernel
@@ -28,7 +28,9 @@ check() {   # check NAME COMMAND... : pass on exit status 0; output to $out/NAME
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
-check test_blocks_cuda "$gpuc" test --backend=cuda "$root/examples" "$root/stdlib"
+blocks=("$root/examples" "$root/stdlib")
+ls "$root"/tests/gpu/blocks/*.gdsl > /dev/null 2>&1 && blocks+=("$root/tests/gpu/blocks")
+check test_blocks_cuda "$gpuc" test --backend=cuda "${blocks[@]}"
 
 nvrtc_free_start() {
   local cache; cache=$(mktemp -d)
@@ -75,6 +77,9 @@ tune() {
   "$gpuc" tune --backend=cuda --rounds 1 --runs 20 -o "$out/tune.tuning" "$root/bench/tune.gdsl" &&
     cat "$out/tune.tuning"
 }
-[ "${GPUC_CHECK_TUNE:-1}" = 1 ] && check tune tune
+if [ "${GPUC_CHECK_TUNE:-1}" = 1 ]; then
+  check tune tune
+  sed 's/^/  /' "$out/tune.tuning" 2> /dev/null  # on stdout too: the device tool returns few files
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
