@@ -75,7 +75,10 @@ static int call_grow(GpucContext *ctx, GpucModule *module, float *x, int64_t n, 
     res[1].kind = GPUC_KIND_I64;
     res[1].rank = 1;
     res[1].shape[0] = -1; /* too big to allocate on the host before the call */
-    return gpuc_entries[0].run_cuda(ctx, module, NULL, args, res, err, errlen);
+    /* directly, not through gpuc_entries[0].run_cuda: the table's CUDA slot is
+     * filled only when kernel images are compiled in (GPUC_IMAGES), and here
+     * the kernels come from NVRTC at run time */
+    return gpuc_run_cuda_grow(ctx, module, NULL, args, res, err, errlen);
 }
 
 int main(int argc, char **argv)
@@ -84,6 +87,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s KERNELS.cu\n", argv[0]);
         return 2;
     }
+    setvbuf(stdout, NULL, _IONBF, 0); /* every line out before a crash */
     char *source = read_file(argv[1]);
     GpucContext *ctx = NULL;
     GpucModule *module = NULL;
