@@ -1186,8 +1186,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
                 dalloc(c, ct(st->reds[r].op->ptypes[j]), be_strf(&c->x, "g_part%d_%d", r, j), "g_grid");
             }
         }
-        dalloc(c, "unsigned int", "g_done", "1");
-        be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_done, sizeof(unsigned int)));");
+        be_line(b, "unsigned int *g_done = NULL;  /* zero; the kernel's last block sets it to zero again */");
+        be_line(b, "GPUC_TRY(gpuc_h_counter(gpuc_h, &g_done));");
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) { kp_add(c, &p, "", be_strf(&c->x, "g_part%d_%d", r, j)); }
         }
@@ -1196,7 +1196,6 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_part%d_%d);", r, j); }
         }
-        be_line(b, "gpuc_h_free(gpuc_h, g_done);");
         break;
     }
     case IR_K_SCAN: case IR_K_FILTER: {
@@ -1538,6 +1537,25 @@ static void nvcc_host_prelude(BeBuf *b) {
         "GPUC_HAPI int gpuc_h_mark(GpucHost *h) { (void)h; return gpuc_nlive; }\n"
         "GPUC_HAPI void gpuc_h_release(GpucHost *h, int mark) { (void)h; while (gpuc_nlive > mark) { gpuc_h_drop(gpuc_nlive - 1); } }\n"
         "GPUC_HAPI int gpuc_h_zero(GpucHost *h, void *p, size_t n) { return (int)cudaMemsetAsync(p, 0, n, h); }\n"
+        "/* a zero counter for a last-block reduction: one per stream, kept for the\n"
+        " * program's life (each kernel that counts on it leaves it at zero again),\n"
+        " * so a reduction is one launch, with no memset */\n"
+        "typedef struct { GpucHost *h; unsigned int *p; } GpucCounter;\n"
+        "static GpucCounter *gpuc_counters;\n"
+        "static int gpuc_ncounters;\n"
+        "GPUC_HAPI int gpuc_h_counter(GpucHost *h, unsigned int **out) {\n"
+        "    for (int i = 0; i < gpuc_ncounters; i++) { if (gpuc_counters[i].h == h) { *out = gpuc_counters[i].p; return 0; } }\n"
+        "    GpucCounter *c = (GpucCounter *)realloc(gpuc_counters, sizeof *c * (size_t)(gpuc_ncounters + 1));\n"
+        "    if (!c) { return (int)cudaErrorMemoryAllocation; }\n"
+        "    gpuc_counters = c;\n"
+        "    unsigned int *p = NULL;\n"
+        "    cudaError_t e = cudaMalloc(&p, sizeof *p);\n"
+        "    if (e == cudaSuccess) { e = cudaMemsetAsync(p, 0, sizeof *p, h); }\n"
+        "    if (e != cudaSuccess) { cudaFree(p); return (int)e; }\n"
+        "    c[gpuc_ncounters].h = h; c[gpuc_ncounters].p = p; gpuc_ncounters++;\n"
+        "    *out = p;\n"
+        "    return 0;\n"
+        "}\n"
         "GPUC_HAPI int gpuc_h_d2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, h); }\n"
         "GPUC_HAPI int gpuc_h_h2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)cudaMemcpyAsync(d, s, n, cudaMemcpyHostToDevice, h); }\n"
         "GPUC_HAPI int gpuc_h_d2h(GpucHost *h, void *d, const void *s, size_t n) {\n"
