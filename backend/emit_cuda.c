@@ -10,11 +10,12 @@
  *             block to finish (atomic counter) combines the partials in a
  *             fixed order: deterministic for a given grid
  *   scan      single pass with decoupled look-back (Merrill & Garland):
- *             tiles taken in order from an atomic counter, status flags
- *             X/A/P per tile, any operator arity (flag and values are
- *             published separately with a fence, so tuples of any size
- *             work) and non-commutative operators (the look-back combines
- *             in order); loads and stores staged through shared memory
+ *             tiles taken in order from an atomic counter, status X/A/P per
+ *             tile packed with the value in one 8- or 16-byte word when the
+ *             tuple fits (one relaxed load or store, no fence), else flags
+ *             and values published apart with a fence (tuples of any size);
+ *             non-commutative operators work (the look-back combines in
+ *             order); loads and stores staged through padded shared memory
  *   filter    the scan of the keep flags with the compaction in its epilogue
  *   segred    a block per row (axis 1), a thread per column (axis 0)
  *   matmul    a 2-D comprehension whose body is sum(A[i,:] * B[:,j]):
