@@ -10,11 +10,12 @@
  *             block to finish (atomic counter) combines the partials in a
  *             fixed order: deterministic for a given grid
  *   scan      single pass with decoupled look-back (Merrill & Garland):
- *             tiles taken in order from an atomic counter, status flags
- *             X/A/P per tile, any operator arity (flag and values are
- *             published separately with a fence, so tuples of any size
- *             work) and non-commutative operators (the look-back combines
- *             in order); loads and stores staged through shared memory
+ *             tiles taken in order from an atomic counter, status X/A/P per
+ *             tile packed with the value in one 8- or 16-byte word when the
+ *             tuple fits (one relaxed load or store, no fence), else flags
+ *             and values published apart with a fence (tuples of any size);
+ *             non-commutative operators work (the look-back combines in
+ *             order); loads and stores staged through padded shared memory
  *   filter    the scan of the keep flags with the compaction in its epilogue
  *   segred    a block per row (axis 1), a thread per column (axis 0)
  *   matmul    a 2-D comprehension whose body is sum(A[i,:] * B[:,j]):
@@ -527,6 +528,84 @@ static void warp_inclusive_scan(CuEmit *c, IrOperator *ops, int nsc, const IrSca
     be_line(b, "}");
 }
 
+/* The types of the scanned tuple's components, *W of them (a filter scans
+ * its u32 count of kept elements). */
+static IrScalar *scan_types(IrStmt *s, int *W) {
+    *W = 0;
+    if (s->kind == IR_S_FILTER) { *W = 1; }
+    for (int q = 0; s->kind != IR_S_FILTER && q < s->nscans; q++) { *W += s->scans[q].arity; }
+    IrScalar *wt = calloc((size_t)*W + 1, sizeof *wt);
+    if (s->kind == IR_S_FILTER) { wt[0] = IR_U32; }
+    int at = 0;
+    for (int q = 0; s->kind != IR_S_FILTER && q < s->nscans; q++) {
+        for (int j = 0; j < s->scans[q].arity; j++) { wt[at++] = s->scans[q].op->ptypes[j]; }
+    }
+    return wt;
+}
+
+/* How the look-back publishes a tile's value: packed with its status in one
+ * word when the components fit in 8 bytes of payload (bool and 4-byte types
+ * take 32 bits, 8-byte types 64): 8, an 8-byte word (value in the low half,
+ * status in the high half) for one 4-byte component; 16, a 16-byte word
+ * {payload, status} for one 8-byte or two 4-byte components; else 0: flags
+ * and values in separate arrays, ordered by fences (any tuple). */
+static int scan_word_bytes(const IrScalar *wt, int W) {
+    int payload = 0;
+    for (int j = 0; j < W; j++) { payload += ir_scalar_size(wt[j]) <= 4 ? 4 : 8; }
+    return payload > 8 ? 0 : payload == 4 ? 8 : 16;
+}
+
+/* The packed payload of the tuple v: component j at bit 32 * (its 4-byte
+ * position), as an unsigned long long. */
+static char *word_payload(CuEmit *c, const IrScalar *wt, int W, char **v) {
+    char *r = be_strf(&c->x, "%s", "");
+    int at = 0;
+    for (int j = 0; j < W; j++) {
+        const char *bits = wt[j] == IR_F32 ? be_strf(&c->x, "__float_as_uint(%s)", v[j])
+                         : wt[j] == IR_F64 ? be_strf(&c->x, "__double_as_longlong(%s)", v[j])
+                         : ir_scalar_size(wt[j]) == 8 ? v[j] : be_strf(&c->x, "(uint32_t)%s", v[j]);
+        r = be_strf(&c->x, at ? "%s | ((unsigned long long)%s << %d)" : "%s(unsigned long long)%s", r, bits, at);
+        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
+    }
+    return r;
+}
+
+/* Component j of the payload w (from bit `at`) as a value of type t. */
+static char *word_component(CuEmit *c, IrScalar t, const char *w, int at) {
+    const char *lo = at ? be_strf(&c->x, "(uint32_t)(%s >> %d)", w, at) : be_strf(&c->x, "(uint32_t)%s", w);
+    switch (t) {
+    case IR_F32: return be_strf(&c->x, "__uint_as_float(%s)", lo);
+    case IR_F64: return be_strf(&c->x, "__longlong_as_double((long long)%s)", w);
+    case IR_I64: case IR_U64: return be_strf(&c->x, "(%s)%s", ct(t), w);
+    case IR_BOOL: return be_strf(&c->x, "(%s != 0u)", lo);
+    default: return be_strf(&c->x, "(%s)%s", ct(t), lo);
+    }
+}
+
+/* Lane 0 of warp 0 publishes the tile's value v with status st (1 its
+ * aggregate, 2 its inclusive prefix): one store of the packed word, or the
+ * values, a fence, then the flag. */
+static void publish(CuEmit *c, int word, const IrScalar *wt, int W, const char *tile, int st, char **v) {
+    BeBuf *b = c->b;
+    if (word == 8) {
+        be_line(b, "gpuc_st_word(g_words + %s, (%dull << 32) | %s);", tile, st, word_payload(c, wt, W, v));
+    } else if (word == 16) {
+        be_line(b, "gpuc_st_word2(g_words + 2 * %s, %s, %dull);", tile, word_payload(c, wt, W, v), st);
+    } else {
+        for (int j = 0; j < W; j++) { be_line(b, "g_%s%d[%s] = %s;", st == 2 ? "incl" : "agg", j, tile, v[j]); }
+        be_line(b, "__threadfence();");
+        be_line(b, "atomicExch(&g_flags[%s], %d);", tile, st);
+    }
+}
+
+/* Shared staging of one scalar array of the tile: one pad element per 128
+ * bytes (gpuc_pad), its bytes rounded up to 16. */
+static int pad_shift(IrScalar t) { return ir_scalar_size(t) == 8 ? 4 : 5; }
+static int staging_bytes(IrScalar t, int items) {
+    int n = items + (items >> pad_shift(t));
+    return (ir_scalar_size(t) * n + 15) & ~15;
+}
+
 static void emit_scan(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -540,24 +619,24 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         fop = ir_operator_binop(c->m, IR_BIN_add, IR_U32, true);
         ops = &fop;
     }
-    int W = 0;
-    for (int q = 0; q < nsc; q++) { W += ops[q].arity; }
-    IrScalar *wt = calloc((size_t)W + 1, sizeof *wt);
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) { for (int j = 0; j < ops[q].arity; j++) { wt[at++] = ops[q].op->ptypes[j]; } }
-    }
+    int W;
+    IrScalar *wt = scan_types(s, &W);
+    const int word = scan_word_bytes(wt, W);
     KParams p = { 0 };
     stmt_params(c, s, &p);
-    kp_add(c, &p, "int *__restrict__ g_flags", "g_flags");
-    for (int j = 0; j < W; j++) {
-        char d[128], a[64];
-        snprintf(d, sizeof d, "%s *__restrict__ g_agg%d", ct(wt[j]), j);
-        snprintf(a, sizeof a, "g_agg%d", j);
-        kp_add(c, &p, d, a);
-        snprintf(d, sizeof d, "%s *__restrict__ g_incl%d", ct(wt[j]), j);
-        snprintf(a, sizeof a, "g_incl%d", j);
-        kp_add(c, &p, d, a);
+    if (word) {
+        kp_add(c, &p, "unsigned long long *g_words", "g_words");
+    } else {
+        kp_add(c, &p, "int *__restrict__ g_flags", "g_flags");
+        for (int j = 0; j < W; j++) {
+            char d[128], a[64];
+            snprintf(d, sizeof d, "%s *__restrict__ g_agg%d", ct(wt[j]), j);
+            snprintf(a, sizeof a, "g_agg%d", j);
+            kp_add(c, &p, d, a);
+            snprintf(d, sizeof d, "%s *__restrict__ g_incl%d", ct(wt[j]), j);
+            snprintf(a, sizeof a, "g_incl%d", j);
+            kp_add(c, &p, d, a);
+        }
     }
     kp_add(c, &p, "unsigned int *__restrict__ g_tiles", "g_tiles");
     kernel_comment(c, k);
@@ -566,12 +645,12 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     /* shared staging: scan inputs (and a filter's values), then outputs */
     int nv = filter ? s->nouts - 1 : 0;
     int in_bytes = 0, out_bytes = 0;
-    for (int j = 0; j < W; j++) { in_bytes += ir_scalar_size(wt[j]); }
-    for (int j = 0; j < nv; j++) { in_bytes += ir_scalar_size(s->outs[j]->elem); }
+    for (int j = 0; j < W; j++) { in_bytes += staging_bytes(wt[j], B * I); }
+    for (int j = 0; j < nv; j++) { in_bytes += staging_bytes(s->outs[j]->elem, B * I); }
     int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
-    for (int j = 0; j < nout; j++) { out_bytes += ir_scalar_size(s->outs[j]->elem); }
-    int smem = (in_bytes > out_bytes ? in_bytes : out_bytes) * B * I;
-    be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging */", B, I, smem);
+    for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, B * I); }
+    int smem = in_bytes > out_bytes ? in_bytes : out_bytes;
+    be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging (padded) */", B, I, smem);
     be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
     be_line(b, "__shared__ unsigned int g_tile_sh;");
     for (int j = 0; j < W; j++) {
@@ -590,11 +669,11 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     int off = 0;
     for (int j = 0; j < W; j++) {
         be_line(b, "%s *g_st%d = (%s *)(g_smem + %d);", ct(wt[j]), j, ct(wt[j]), off);
-        off += ir_scalar_size(wt[j]) * B * I;
+        off += staging_bytes(wt[j], B * I);
     }
     for (int j = 0; j < nv; j++) {
         be_line(b, "%s *g_sv%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), off);
-        off += ir_scalar_size(s->outs[j]->elem) * B * I;
+        off += staging_bytes(s->outs[j]->elem, B * I);
     }
     /* the neutral elements */
     char **ne = calloc((size_t)W + 1, sizeof *ne);
@@ -622,10 +701,10 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         c->x.idx[1] = "g_i";
         const char **res = map_body(c, s, "g_i");
         if (filter) {
-            be_line(b, "g_st0[g_slot] = %s ? 1u : 0u;", res[0]);
-            for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[g_slot] = %s;", j, res[1 + j]); }
+            be_line(b, "g_st0[gpuc_pad(g_slot, 5)] = %s ? 1u : 0u;", res[0]);
+            for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(s->outs[j]->elem), res[1 + j]); }
         } else {
-            for (int j = 0; j < W; j++) { be_line(b, "g_st%d[g_slot] = %s;", j, res[j]); }
+            for (int j = 0; j < W; j++) { be_line(b, "g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), res[j]); }
             /* mapped outputs taken over by fusion: written here, coalesced */
             int nmap = ir_stmt_nmapped(s);
             for (int j = 0; j < nmap; j++) {
@@ -636,8 +715,8 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         b->indent--;
         be_line(b, "} else {");
         b->indent++;
-        for (int j = 0; j < W; j++) { be_line(b, "g_st%d[g_slot] = %s;", j, ne[j]); }
-        if (filter) { for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[g_slot] = (%s)0;", j, ct(s->outs[j]->elem)); } }
+        for (int j = 0; j < W; j++) { be_line(b, "g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), ne[j]); }
+        if (filter) { for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[gpuc_pad(g_slot, %d)] = (%s)0;", j, pad_shift(s->outs[j]->elem), ct(s->outs[j]->elem)); } }
         b->indent--;
         be_line(b, "}");
         b->indent--;
@@ -647,9 +726,11 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "__syncthreads();");
     be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
     for (int u = 0; u < I; u++) {
-        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = g_st%d[threadIdx.x * %d + %d];", ct(wt[j]), j, u, j, I, u); }
+        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = g_st%d[gpuc_pad(threadIdx.x * %d + %d, %d)];", ct(wt[j]), j, u, j, I, u, pad_shift(wt[j])); }
         if (filter) {
-            for (int j = 0; j < nv; j++) { be_line(b, "const %s g_y%d_%d = g_sv%d[threadIdx.x * %d + %d];", ct(s->outs[j]->elem), j, u, j, I, u); }
+            for (int j = 0; j < nv; j++) {
+                be_line(b, "const %s g_y%d_%d = g_sv%d[gpuc_pad(threadIdx.x * %d + %d, %d)];", ct(s->outs[j]->elem), j, u, j, I, u, pad_shift(s->outs[j]->elem));
+            }
         }
     }
     /* per-scan operator views */
@@ -695,7 +776,11 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
     apply_ops(c, ops, nsc, tex, wp, el, true);
     be_line(b, "/* phase 4: decoupled look-back by warp 0, 32 predecessors at a time");
-    be_line(b, " * (flags: 0 none yet, 1 aggregate, 2 inclusive prefix) */");
+    if (word) {
+        be_line(b, " * (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the value in one %d-byte word) */", word);
+    } else {
+        be_line(b, " * (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their own arrays, behind a fence) */");
+    }
     be_line(b, "if (g_warp == 0) {");
     b->indent++;
     char **ta = names(c, "g_ta%d_%d", 0, W);
@@ -708,9 +793,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     b->indent++;
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
-    for (int j = 0; j < W; j++) { be_line(b, "g_incl%d[0] = %s;", j, ta[j]); }
-    be_line(b, "__threadfence();");
-    be_line(b, "atomicExch(&g_flags[0], 2);");
+    publish(c, word, wt, W, "0", 2, ta);
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -718,28 +801,53 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     b->indent++;
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
-    for (int j = 0; j < W; j++) { be_line(b, "g_agg%d[g_tile] = %s;", j, ta[j]); }
-    be_line(b, "__threadfence();");
-    be_line(b, "atomicExch(&g_flags[g_tile], 1);");
+    publish(c, word, wt, W, "g_tile", 1, ta);
     b->indent--;
     be_line(b, "}");
     be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
     b->indent++;
     be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
     be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
-    be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
-    be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
-    be_line(b, "    if (g_f == 0) {");
-    be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
-    be_line(b, "    }");
-    be_line(b, "}");
-    be_line(b, "__threadfence();");
+    be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix) */");
+    if (word == 8) {
+        be_line(b, "unsigned long long g_w = 2ull << 32;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
+        be_line(b, "    if ((g_w >> 32) == 0) {");
+        be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)(g_w >> 32);");
+    } else if (word == 16) {
+        be_line(b, "unsigned long long g_w = 0, g_s = 2;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
+        be_line(b, "    if (g_s == 0) {");
+        be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)g_s;");
+    } else {
+        be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
+        be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
+        be_line(b, "    if (g_f == 0) {");
+        be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "__threadfence();");
+    }
     be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
     be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
     char **pv = names(c, "g_pv%d_%d", 0, W);
-    for (int j = 0; j < W; j++) {
-        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx];",
-                ct(wt[j]), pv[j], ne[j], ct(wt[j]), j, ct(wt[j]), j);
+    for (int j = 0, at = 0; j < W; j++) {
+        const char *mine = word ? word_component(c, wt[j], "g_w", at)
+                                : be_strf(&c->x, "g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx]", ct(wt[j]), j, ct(wt[j]), j);
+        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : %s;", ct(wt[j]), pv[j], ne[j], mine);
+        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
     }
     be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
     be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
@@ -772,9 +880,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     apply_ops(c, ops, nsc, inc, ex, ta, true);
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
-    for (int j = 0; j < W; j++) { be_line(b, "g_incl%d[g_tile] = %s;", j, inc[j]); }
-    be_line(b, "__threadfence();");
-    be_line(b, "atomicExch(&g_flags[g_tile], 2);");
+    publish(c, word, wt, W, "g_tile", 2, inc);
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -803,13 +909,13 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         int offv = 0;
         for (int j = 0; j < nv; j++) {
             be_line(b, "%s *g_kv%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), offv);
-            offv += ir_scalar_size(s->outs[j]->elem) * B * I;
+            offv += staging_bytes(s->outs[j]->elem, B * I);
         }
         be_line(b, "uint32_t g_local = %s;", tex[0]);
         for (int u = 0; u < I; u++) {
             be_line(b, "if (g_x0_%d) {", u);
             b->indent++;
-            for (int j = 0; j < nv; j++) { be_line(b, "g_kv%d[g_local] = g_y%d_%d;", j, j, u); }
+            for (int j = 0; j < nv; j++) { be_line(b, "g_kv%d[gpuc_pad(g_local, %d)] = g_y%d_%d;", j, pad_shift(s->outs[j]->elem), j, u); }
             b->indent--;
             be_line(b, "}");
             be_line(b, "g_local += g_x0_%d;", u);
@@ -818,7 +924,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         be_line(b, "const uint32_t g_cnt = g_wsum0[%d];", NW - 1);
         be_line(b, "const int64_t g_dst = (int64_t)%s;", exs[0]);
         be_line(b, "for (uint32_t g_k = threadIdx.x; g_k < g_cnt; g_k += %d) {", B);
-        for (int j = 0; j < nv; j++) { be_line(b, "    %s[g_dst + g_k] = g_kv%d[g_k];", be_vname(s->outs[j]), j); }
+        for (int j = 0; j < nv; j++) { be_line(b, "    %s[g_dst + g_k] = g_kv%d[gpuc_pad(g_k, %d)];", be_vname(s->outs[j]), j, pad_shift(s->outs[j]->elem)); }
         be_line(b, "}");
         be_line(b, "if (g_base + %d >= %s && threadIdx.x == 0) {", B * I, n);
         be_line(b, "    *%s_out = g_dst + (int64_t)g_cnt;  /* the last tile knows the total */", be_vname(s->outs[nv]));
@@ -829,7 +935,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         int off2 = 0;
         for (int j = 0; j < nout; j++) {
             be_line(b, "%s *g_so%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), off2);
-            off2 += ir_scalar_size(s->outs[j]->elem) * B * I;
+            off2 += staging_bytes(s->outs[j]->elem, B * I);
         }
         for (int u = 0; u < I; u++) {
             be_line(b, "{");
@@ -863,10 +969,10 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             if (s->post) {
                 const char **pr = calloc((size_t)s->post->nres + 1, sizeof *pr);
                 be_lambda(&c->x, s->post, val, pr);
-                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[threadIdx.x * %d + %d] = %s;", j, I, u, pr[j]); }
+                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[gpuc_pad(threadIdx.x * %d + %d, %d)] = %s;", j, I, u, pad_shift(s->outs[j]->elem), pr[j]); }
                 free(pr);
             } else {
-                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[threadIdx.x * %d + %d] = %s;", j, I, u, val[j]); }
+                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[gpuc_pad(threadIdx.x * %d + %d, %d)] = %s;", j, I, u, pad_shift(s->outs[j]->elem), val[j]); }
             }
             free(val);
             b->indent--;
@@ -876,7 +982,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         for (int u = 0; u < I; u++) {
             be_line(b, "if (g_base + %d + threadIdx.x < %s) {", u * B, n);
             for (int j = 0; j < nout; j++) {
-                be_line(b, "    %s[g_base + %d + threadIdx.x] = g_so%d[%d + threadIdx.x];", be_vname(s->outs[j]), u * B, j, u * B);
+                be_line(b, "    %s[g_base + %d + threadIdx.x] = g_so%d[gpuc_pad(%d + threadIdx.x, %d)];", be_vname(s->outs[j]), u * B, j, u * B, pad_shift(s->outs[j]->elem));
             }
             be_line(b, "}");
         }
@@ -1200,35 +1306,38 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     }
     case IR_K_SCAN: case IR_K_FILTER: {
         bool filter = k->kind == IR_K_FILTER;
-        int W = 0;
-        if (filter) { W = 1; } else { for (int q = 0; q < s->nscans; q++) { W += s->scans[q].arity; } }
+        int W;
+        IrScalar *wt = scan_types(s, &W);
+        const int word = scan_word_bytes(wt, W);
         be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
         be_line(b, "if (g_ntiles > 0) {");
         b->indent++;
-        dalloc(c, "int", "g_flags", "g_ntiles");
-        be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_flags, (size_t)g_ntiles * sizeof(int)));");
-        int at = 0;
-        for (int q = 0; q < (filter ? 1 : s->nscans); q++) {
-            int ar = filter ? 1 : s->scans[q].arity;
-            for (int j = 0; j < ar; j++) {
-                const char *t = filter ? "uint32_t" : ct(s->scans[q].op->ptypes[j]);
-                dalloc(c, t, be_strf(&c->x, "g_agg%d", at), "g_ntiles");
-                dalloc(c, t, be_strf(&c->x, "g_incl%d", at), "g_ntiles");
-                at++;
+        /* the status words (or flags) and, after them, the tile counter: zeroed by one memset */
+        const char *st = word ? "g_words" : "g_flags";
+        if (word) {
+            const char *nw = word == 8 ? "g_ntiles" : "2 * g_ntiles";  /* 8-byte halves of the words */
+            dalloc(c, "unsigned long long", "g_words", be_strf(&c->x, "%s + 1", nw));
+            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_words, (size_t)(%s + 1) * sizeof(unsigned long long)));", nw);
+            be_line(b, "unsigned int *g_tiles = (unsigned int *)(g_words + %s);", nw);
+        } else {
+            dalloc(c, "int", "g_flags", "g_ntiles + 1");
+            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_flags, (size_t)(g_ntiles + 1) * sizeof(int)));");
+            be_line(b, "unsigned int *g_tiles = (unsigned int *)(g_flags + g_ntiles);");
+            for (int j = 0; j < W; j++) {
+                dalloc(c, ct(wt[j]), be_strf(&c->x, "g_agg%d", j), "g_ntiles");
+                dalloc(c, ct(wt[j]), be_strf(&c->x, "g_incl%d", j), "g_ntiles");
             }
         }
-        dalloc(c, "unsigned int", "g_tiles", "1");
-        be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_tiles, sizeof(unsigned int)));");
-        kp_add(c, &p, "", "g_flags");
-        for (int j = 0; j < W; j++) {
+        kp_add(c, &p, "", st);
+        for (int j = 0; !word && j < W; j++) {
             kp_add(c, &p, "", be_strf(&c->x, "g_agg%d", j));
             kp_add(c, &p, "", be_strf(&c->x, "g_incl%d", j));
         }
         kp_add(c, &p, "", "g_tiles");
         launch(c, k, &p, "(unsigned)g_ntiles", "1");
-        be_line(b, "gpuc_h_free(gpuc_h, g_flags);");
-        be_line(b, "gpuc_h_free(gpuc_h, g_tiles);");
-        for (int j = 0; j < W; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_agg%d);", j); be_line(b, "gpuc_h_free(gpuc_h, g_incl%d);", j); }
+        be_line(b, "gpuc_h_free(gpuc_h, %s);", st);
+        for (int j = 0; !word && j < W; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_agg%d);", j); be_line(b, "gpuc_h_free(gpuc_h, g_incl%d);", j); }
+        free(wt);
         b->indent--;
         if (filter) {
             be_line(b, "} else {");
@@ -1614,7 +1723,26 @@ static void cuda_device_prelude(BeBuf *b) {
         "struct __align__(16) gpuc_v16_f32 { float v[4]; };\n"
         "struct __align__(16) gpuc_v16_i64 { int64_t v[2]; };\n"
         "struct __align__(16) gpuc_v16_u64 { uint64_t v[2]; };\n"
-        "struct __align__(16) gpuc_v16_f64 { double v[2]; };\n\n");
+        "struct __align__(16) gpuc_v16_f64 { double v[2]; };\n"
+        "/* scans: a tile's status and value in one 8- or 16-byte word, read and\n"
+        " * written by one relaxed access each, so no fence orders them */\n"
+        "__device__ __forceinline__ void gpuc_st_word(unsigned long long *p, unsigned long long w) {\n"
+        "    asm volatile(\"st.relaxed.gpu.u64 [%%0], %%1;\" :: \"l\"(p), \"l\"(w) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ unsigned long long gpuc_ld_word(const unsigned long long *p) {\n"
+        "    unsigned long long w;\n"
+        "    asm volatile(\"ld.relaxed.gpu.u64 %%0, [%%1];\" : \"=l\"(w) : \"l\"(p) : \"memory\");\n"
+        "    return w;\n"
+        "}\n"
+        "__device__ __forceinline__ void gpuc_st_word2(unsigned long long *p, unsigned long long v, unsigned long long s) {\n"
+        "    asm volatile(\"st.relaxed.gpu.v2.u64 [%%0], {%%1, %%2};\" :: \"l\"(p), \"l\"(v), \"l\"(s) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ void gpuc_ld_word2(const unsigned long long *p, unsigned long long *v, unsigned long long *s) {\n"
+        "    asm volatile(\"ld.relaxed.gpu.v2.u64 {%%0, %%1}, [%%2];\" : \"=l\"(*v), \"=l\"(*s) : \"l\"(p) : \"memory\");\n"
+        "}\n"
+        "/* a slot of a scan's shared staging with one pad element per 2^s, so that\n"
+        " * a warp reading consecutive items per thread avoids bank conflicts */\n"
+        "__device__ __forceinline__ int gpuc_pad(int i, int s) { return i + (i >> s); }\n\n");
 }
 
 void be_cuda_host_entries(BeBuf *b, IrModule *m) {
