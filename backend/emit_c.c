@@ -392,7 +392,10 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     BeBuf *b = c->b;
     const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
-    for (int o = 0; o < s->nouts; o++) { alloc_array(c, s->outs[o], s->axis == 1 ? rows : cols); }
+    for (int o = 0; o < s->nouts; o++) {
+        IrValue *v = s->outs[o];
+        alloc_array(c, v, v->rank == 2 ? be_strf(&c->x, "%s * %s", rows, cols) : s->axis == 1 ? rows : cols);
+    }
     const char *outer = s->axis == 1 ? "i0" : "i1", *inner = s->axis == 1 ? "i1" : "i0";
     be_line(b, "for (int64_t %s = 0; %s < %s; %s++) {", outer, outer, s->axis == 1 ? rows : cols, outer);
     b->indent++;
@@ -419,8 +422,29 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     int o = 0;
     for (int i = 0; i < s->nreds; i++) {
         for (int k = 0; k < s->reds[i].arity; k++) { be_line(b, "%s[%s] = %s;", be_vname(s->outs[o++]), outer, racc[i][k]); }
-        free(racc[i]);
     }
+    if (s->post) {
+        /* the post over the row again: its elements and the row's results */
+        be_line(b, "for (int64_t i1 = 0; i1 < %s; i1++) {", cols);
+        b->indent++;
+        be_line(b, "const int64_t f = i0 * %s + i1;", cols);
+        const char **pp = load_params(c, s, "f");
+        const char **args = calloc((size_t)(s->nins + o) + 1, sizeof *args);
+        for (int i = 0; i < s->nins; i++) { args[i] = pp[i]; }
+        int at = s->nins;
+        for (int i = 0; i < s->nreds; i++) {
+            for (int k = 0; k < s->reds[i].arity; k++) { args[at++] = racc[i][k]; }
+        }
+        const char **pres = calloc((size_t)s->post->nres + 1, sizeof *pres);
+        be_lambda(&c->x, s->post, args, pres);
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "%s[f] = %s;", be_vname(s->outs[o + r]), pres[r]); }
+        free(pres);
+        free(args);
+        free(pp);
+        b->indent--;
+        be_line(b, "}");
+    }
+    for (int i = 0; i < s->nreds; i++) { free(racc[i]); }
     free(racc);
     b->indent--;
     be_line(b, "}");

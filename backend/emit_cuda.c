@@ -17,7 +17,10 @@
  *             non-commutative operators work (the look-back combines in
  *             order); loads and stores staged through padded shared memory
  *   filter    the scan of the keep flags with the compaction in its epilogue
- *   segred    a block per row (axis 1), a thread per column (axis 0)
+ *   segred    rows (axis 1): a warp or a block per row picked at run time from
+ *             the row length, 16-byte vectors from each row's first aligned
+ *             element; a post (row softmax) keeps the row in registers and
+ *             writes it once; columns (axis 0): a thread per column
  *   matmul    a 2-D comprehension whose body is sum(A[i,:] * B[:,j]):
  *             shared-memory tiles of TILE x TILE, inner loop unrolled
  * The file needs no headers under NVRTC.  Compiled by nvcc (or with
@@ -1009,7 +1012,301 @@ static void segred_element(CuEmit *c, IrStmt *s, const char *cols, char ***racc)
     free(res);
 }
 
-static void emit_segred(CuEmit *c, IrKernel *k) {
+/* ---- row reductions: a warp or a block per row ---- */
+
+/* All lanes of the warp combine their accumulators (butterfly): every lane
+ * ends with the warp's total, lanes combined in index order, so operators
+ * that are not commutative work (the lower lanes' value comes first). */
+static void warp_allreduce(CuEmit *c, IrStmt *s, char ***racc) {
+    BeBuf *b = c->b;
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        IrOperator *op = &s->reds[r];
+        char **o = names(c, "g_o%d_%d", r, op->arity);
+        for (int j = 0; j < op->arity; j++) {
+            be_line(b, "const %s %s = gpuc_shfl_xor(%s, g_off);", ct(op->op->ptypes[j]), o[j], racc[r][j]);
+        }
+        if (op->commutative) {
+            apply_op(c, op, racc[r], (const char *const *)racc[r], (const char *const *)o, false);
+        } else {
+            char **lo = names(c, "g_lo%d_%d", r, op->arity), **hi = names(c, "g_hi%d_%d", r, op->arity);
+            for (int j = 0; j < op->arity; j++) {
+                const char *t = ct(op->op->ptypes[j]);
+                be_line(b, "const %s %s = (threadIdx.x & g_off) ? %s : %s;", t, lo[j], o[j], racc[r][j]);
+                be_line(b, "const %s %s = (threadIdx.x & g_off) ? %s : %s;", t, hi[j], racc[r][j], o[j]);
+            }
+            apply_op(c, op, racc[r], (const char *const *)lo, (const char *const *)hi, false);
+            free(lo);
+            free(hi);
+        }
+        free(o);
+    }
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* One element of the row (map body, reductions folded in) or of the post
+ * (args: the elements of the inputs; results stored by `store`, a format
+ * with %s for the output and %d for the result's number). */
+static void row_fold(CuEmit *c, IrStmt *s, const char **args, char ***racc) {
+    const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->map, args, res);
+    int pos = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+        pos += s->reds[r].arity;
+    }
+    free(res);
+}
+
+/* The post at one element: inputs `args`, then the row's results; returns
+ * the result expressions. */
+static const char **row_post(CuEmit *c, IrStmt *s, const char **args, char ***racc) {
+    int nred = ir_stmt_red_width(s);
+    const char **pa = calloc((size_t)(s->nins + nred) + 1, sizeof *pa);
+    for (int i = 0; i < s->nins; i++) { pa[i] = args[i]; }
+    int at = s->nins;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { pa[at++] = racc[r][j]; }
+    }
+    const char **res = calloc((size_t)s->post->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->post, pa, res);
+    free(pa);
+    return res;
+}
+
+/* Scalar elements g_col of the row from `from` by `step` while `cond`:
+ * phase 1 folds them, phase 2 (post) stores the post's results. */
+static void row_scalar_loop(CuEmit *c, IrStmt *s, const char *from, const char *cond, const char *step, bool post, char ***racc) {
+    BeBuf *b = c->b;
+    int nred = ir_stmt_red_width(s);
+    be_line(b, "for (int64_t g_col = %s; %s; g_col += %s) {", from, cond, step);
+    b->indent++;
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "g_col";
+    const char **pn = load_params(c, s, "g_rb + g_col");
+    if (post) {
+        const char **res = row_post(c, s, pn, racc);
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "%s[g_rb + g_col] = %s;", be_vname(s->outs[nred + r]), res[r]); }
+        free(res);
+    } else {
+        row_fold(c, s, pn, racc);
+    }
+    free(pn);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* Vector g_v of the row, already in registers `regs`<input> (16-byte
+ * vectors of every input from the row's first aligned element g_rb +
+ * g_head): folded (phase 1) or put through the post and stored as vectors
+ * (phase 2). */
+static void row_vector(CuEmit *c, IrKernel *k, const char *regs, bool post, char ***racc) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    int V = k->vec, nred = ir_stmt_red_width(s);
+    be_line(b, "if (g_v < g_nv) {");
+    b->indent++;
+    if (post) {
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[nred + r]->elem), r); }
+    }
+    for (int l = 0; l < V; l++) {
+        be_line(b, "{ /* lane %d */", l);
+        b->indent++;
+        be_line(b, "const int64_t g_col = g_head + g_v * %d + %d;  (void)g_col;", V, l);
+        c->x.idx[0] = "g_row";
+        c->x.idx[1] = "g_col";
+        const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
+        for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d.v[%d]", regs, i, l); }
+        if (post) {
+            const char **res = row_post(c, s, pn, racc);
+            for (int r = 0; r < s->post->nres; r++) { be_line(b, "g_w%d.v[%d] = %s;", r, l, res[r]); }
+            free(res);
+        } else {
+            row_fold(c, s, pn, racc);
+        }
+        free(pn);
+        b->indent--;
+        be_line(b, "}");
+    }
+    if (post) {
+        for (int r = 0; r < s->post->nres; r++) {
+            IrValue *o = s->outs[nred + r];
+            be_line(b, "((gpuc_v16_%s *)(%s + g_rb + g_head))[g_v] = g_w%d;", ir_scalar_name(o->elem), be_vname(o), r);
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* Load vectors g_vb + u * g_tpr (u < n) of every input into
+ * `regs`<u>_<input> (declared by the caller), all in flight at once. */
+static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs) {
+    IrStmt *s = k->stmt;
+    for (int u = 0; u < n; u++) {
+        be_line(c->b, "if (%s + (int64_t)%d * g_tpr < g_nv) {", vb, u);
+        for (int i = 0; i < s->nins; i++) {
+            const char *tn = ir_scalar_name(s->ins[i]->elem);
+            be_line(c->b, "    %s%d_%d = ((const gpuc_v16_%s *)(%s + g_rb + g_head))[%s + (int64_t)%d * g_tpr];", regs, u, i, tn, be_vname(s->ins[i]), vb, u);
+        }
+        be_line(c->b, "}");
+    }
+}
+
+/* Fold (phase 1) or post (phase 2) the vectors loaded by row_loads. */
+static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, bool phase2, char ***racc) {
+    for (int u = 0; u < n; u++) {
+        be_line(c->b, "{ /* unrolled copy %d of %d */", u + 1, n);
+        c->b->indent++;
+        be_line(c->b, "const int64_t g_v = %s + (int64_t)%d * g_tpr;", vb, u);
+        row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), phase2, racc);
+        c->b->indent--;
+        be_line(c->b, "}");
+    }
+}
+
+static void declare_regs(CuEmit *c, IrKernel *k, int n, const char *regs) {
+    IrStmt *s = k->stmt;
+    for (int u = 0; u < n; u++) {
+        for (int i = 0; i < s->nins; i++) { be_line(c->b, "gpuc_v16_%s %s%d_%d;", ir_scalar_name(s->ins[i]->elem), regs, u, i); }
+    }
+}
+
+/* The vectors of the row: with a post, the first `items` per lane stay in
+ * registers (g_c<u>_<input>, declared per row) for phase 2, and the rest
+ * (rows longer than that, read again in phase 2) go 2 vectors per lane at a
+ * time, so the registers hold the row; without a post, `items` vectors per
+ * lane are in flight at a time. */
+static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, char ***racc) {
+    BeBuf *b = c->b;
+    int C = k->items;
+    bool post = k->stmt->post != NULL;
+    int F = post && C > 2 ? 2 : C;
+    if (post) {
+        be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
+        if (!phase2) { row_loads(c, k, C, "(int64_t)g_lane", "g_c"); }
+        row_uses(c, k, C, "(int64_t)g_lane", "g_c", phase2, racc);
+    }
+    be_line(b, "/* %s: %d vectors per lane in flight */", post ? "beyond the registers" : "the row's vectors", F);
+    be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", post ? be_strf(&c->x, " + (int64_t)%d * g_tpr", C) : "", F);
+    b->indent++;
+    declare_regs(c, k, F, "g_a");
+    row_loads(c, k, F, "g_vb", "g_a");
+    row_uses(c, k, F, "g_vb", "g_a", phase2, racc);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* A row reduction: g_tpr threads per row, chosen by the host from the row
+ * length: 32 (a warp per row, blockDim.x / 32 rows per block) or blockDim.x
+ * (a block per row).  Phase 1 reduces the row: a scalar head up to the
+ * first 16-byte boundary of the row, 16-byte vectors, a scalar tail; the
+ * row's threads then combine (warp butterfly, then one value per warp
+ * through shared memory), so every thread has the row's results.  Phase 2
+ * (a post: row softmax) applies the post to each element, from registers
+ * where the row fit, and writes the 2-D results.  Operators not known to be
+ * commutative take contiguous runs of the row per thread, in order. */
+static void emit_segred_row(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "const int g_tpr", "g_tpr");
+    kernel_comment(c, k);
+    signature(c, k, &p);
+    const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
+    int nred = ir_stmt_red_width(s);
+    bool post = s->post != NULL;
+    char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
+    for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
+    int id = shared_id++;
+    be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
+    be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_sh%d_%d_%d[32];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
+    }
+    if (k->vectorize) {
+        /* every row of every array starts at the same offset from a 16-byte boundary */
+        be_printf(b, "    const bool g_vec = ((");
+        int any = 0;
+        for (int i = 1; i < s->nins; i++) { be_printf(b, "%s((uintptr_t)%s ^ (uintptr_t)%s)", any++ ? " | " : "", be_vname(s->ins[i]), be_vname(s->ins[0])); }
+        for (int r = 0; post && r < s->post->nres; r++) { be_printf(b, "%s((uintptr_t)%s ^ (uintptr_t)%s)", any++ ? " | " : "", be_vname(s->outs[nred + r]), be_vname(s->ins[0])); }
+        be_printf(b, "%s) & 15) == 0;\n", any ? "" : "(uintptr_t)0");
+    }
+    be_line(b, "for (int64_t g_row = (int64_t)blockIdx.x * g_rpb + (int64_t)(threadIdx.x / (unsigned)g_tpr); g_row < %s; g_row += (int64_t)gridDim.x * g_rpb) {", rows);
+    b->indent++;
+    be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
+    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+    if (k->vectorize) {
+        int esz = ir_scalar_size(s->ins[0]->elem);
+        be_line(b, "/* elements before the row's first 16-byte boundary, vectors, and the tail */");
+        be_line(b, "int64_t g_head = g_vec ? (int64_t)(((16u - ((unsigned)(uintptr_t)(%s + g_rb) & 15u)) & 15u) / %du) : %s;", be_vname(s->ins[0]), esz, cols);
+        be_line(b, "if (g_head > %s) {", cols);
+        be_line(b, "    g_head = %s;", cols);
+        be_line(b, "}");
+        be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
+        if (post) { declare_regs(c, k, k->items, "g_c"); }
+        be_line(b, "/* phase 1: reduce the row */");
+        row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc);
+        row_vectors(c, k, false, racc);
+        row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
+    } else if (k->ordered) {
+        be_line(b, "/* phase 1: reduce the row, a contiguous run per thread (operator not commutative) */");
+        be_line(b, "const int64_t g_run = (%s + g_tpr - 1) / g_tpr;", cols);
+        row_scalar_loop(c, s, "(int64_t)g_lane * g_run", be_strf(&c->x, "g_col < %s && g_col < (int64_t)(g_lane + 1) * g_run", cols), "1", false, racc);
+    } else {
+        be_line(b, "/* phase 1: reduce the row */");
+        row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
+    }
+    be_line(b, "/* the row's threads combine: every thread gets the row's results */");
+    warp_allreduce(c, s, racc);
+    be_line(b, "if (g_tpr > 32) {  /* a block per row: one value per warp through shared memory */");
+    b->indent++;
+    be_line(b, "if ((threadIdx.x & 31) == 0) {");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    g_sh%d_%d_%d[threadIdx.x >> 5] = %s;", id, r, j, racc[r][j]); }
+    }
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            be_line(b, "%s = (threadIdx.x & 31) < (blockDim.x >> 5) ? g_sh%d_%d_%d[threadIdx.x & 31] : %s;", racc[r][j], id, r, j,
+                    be_expr(&c->x, s->reds[r].ne[j]));
+        }
+    }
+    warp_allreduce(c, s, racc);
+    be_line(b, "__syncthreads();  /* the shared values are rewritten by the next row */");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    int o = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+    }
+    be_line(b, "}");
+    if (post) {
+        be_line(b, "/* phase 2: the post at every element of the row */");
+        if (k->vectorize) {
+            row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc);
+            row_vectors(c, k, true, racc);
+            row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
+        } else {
+            row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+    for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
+    free(racc);
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+/* A column reduction: a thread per column, rows in order. */
+static void emit_segred_col(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     KParams p = { 0 };
@@ -1020,55 +1317,22 @@ static void emit_segred(CuEmit *c, IrKernel *k) {
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
     char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
     for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
-    int B = k->block, U = k->unroll;
-    if (k->kind == IR_K_SEGRED_ROW) {
-        be_line(b, "/* one block per row, %d threads striding over it, unrolled by %d */", B, U);
-        be_line(b, "for (int64_t g_row = blockIdx.x; g_row < %s; g_row += gridDim.x) {", rows);
-        b->indent++;
-        for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
-        be_line(b, "for (int64_t g_cb = threadIdx.x; g_cb < %s; g_cb += %d) {", cols, B * U);
-        b->indent++;
-        for (int u = 0; u < U; u++) {
-            be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
-            b->indent++;
-            be_line(b, "const int64_t g_col = g_cb + %d;", u * B);
-            be_line(b, "if (g_col < %s) {", cols);
-            b->indent++;
-            segred_element(c, s, cols, racc);
-            b->indent--;
-            be_line(b, "}");
-            b->indent--;
-            be_line(b, "}");
-        }
-        b->indent--;
-        be_line(b, "}");
-        block_reduce(c, s, racc, B);
-        be_line(b, "if (threadIdx.x == 0) {");
-        int o = 0;
-        for (int r = 0; r < s->nreds; r++) {
-            for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
-        }
-        be_line(b, "}");
-        be_line(b, "__syncthreads();  /* the shared partials are reused by the next row */");
-        b->indent--;
-        be_line(b, "}");
-    } else {
-        be_line(b, "/* one thread per column, rows in order: coalesced across the warp */");
-        be_line(b, "for (int64_t g_col = (int64_t)blockIdx.x * %d + threadIdx.x; g_col < %s; g_col += (int64_t)gridDim.x * %d) {", B, cols, B);
-        b->indent++;
-        for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
-        be_line(b, "for (int64_t g_row = 0; g_row < %s; g_row++) {", rows);
-        b->indent++;
-        segred_element(c, s, cols, racc);
-        b->indent--;
-        be_line(b, "}");
-        int o = 0;
-        for (int r = 0; r < s->nreds; r++) {
-            for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "%s[g_col] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
-        }
-        b->indent--;
-        be_line(b, "}");
+    int B = k->block;
+    be_line(b, "/* one thread per column, rows in order: coalesced across the warp */");
+    be_line(b, "for (int64_t g_col = (int64_t)blockIdx.x * %d + threadIdx.x; g_col < %s; g_col += (int64_t)gridDim.x * %d) {", B, cols, B);
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+    be_line(b, "for (int64_t g_row = 0; g_row < %s; g_row++) {", rows);
+    b->indent++;
+    segred_element(c, s, cols, racc);
+    b->indent--;
+    be_line(b, "}");
+    int o = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "%s[g_col] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
     }
+    b->indent--;
+    be_line(b, "}");
     for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
     free(racc);
     b->indent = 0;
@@ -1178,13 +1442,18 @@ static const char *count_of(CuEmit *c, const IrValue *v) {
     return be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]));
 }
 
-static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy) {
+/* A launch of `block` threads per block (an expression). */
+static void launch_block(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy, const char *block) {
     BeBuf *b = c->b;
     be_printf(b, "%*s{ void *g_args[] = { ", b->indent * 4, "");
     for (int i = 0; i < p->n; i++) { be_printf(b, "%s(void *)&%s", i ? ", " : "", p->arg[i]); }
     if (!p->n) { be_printf(b, "NULL"); }
     be_printf(b, " };\n");
-    be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %d, g_args)); }", k->name, gx, gy, k->block);
+    be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %s, g_args)); }", k->name, gx, gy, block);
+}
+
+static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy) {
+    launch_block(c, k, p, gx, gy, be_strf(&c->x, "%d", k->block));
 }
 
 /* `if (cond) { launch }` */
@@ -1355,8 +1624,27 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         break;
     }
     case IR_K_SEGRED_ROW: {
-        be_line(b, "const unsigned g_grid = (unsigned)(%s < 65535 * 16 ? %s : 65535 * 16);", be_vname(s->w[0]), be_vname(s->w[0]));
-        launch_if(c, k, &p, be_strf(&c->x, "%s > 0", be_vname(s->w[0])), "g_grid", "1");
+        /* threads per row from the row length: a warp while a row fills at
+         * most `items` vectors per lane, else a block of 128 up to k->block
+         * threads (the smallest that holds the row in registers) */
+        int per = k->items * k->vec, tpb0 = k->block < 256 ? k->block : 256;
+        const char *rows = be_vname(s->w[0]), *cols = be_vname(s->w[1]);
+        be_line(b, "int g_tpr = 32;");
+        be_line(b, "unsigned g_tpb = %d;", tpb0);
+        be_line(b, "if (%s > (int64_t)%d) {", cols, 32 * per);
+        be_line(b, "    for (g_tpb = %d; g_tpb < %du && (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, k->block, per, cols);
+        be_line(b, "    }");
+        be_line(b, "    g_tpr = (int)g_tpb;");
+        be_line(b, "}");
+        be_line(b, "const int64_t g_rpb = (int64_t)(g_tpb / (unsigned)g_tpr);");
+        be_line(b, "const int64_t g_blocks = (%s + g_rpb - 1) / g_rpb;", rows);
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 65535 * 16 ? g_blocks : 65535 * 16);");
+        kp_add(c, &p, "", "g_tpr");
+        be_line(b, "if (%s > 0) {", rows);
+        b->indent++;
+        launch_block(c, k, &p, "g_grid", "1", "g_tpb");
+        b->indent--;
+        be_line(b, "}");
         break;
     }
     case IR_K_SEGRED_COL: {
@@ -1702,7 +1990,8 @@ static void cuda_device_prelude(BeBuf *b) {
         "/* warp shuffles for every scalar type (bool travels as int) */\n"
         "#define GPUC_SHFL(T) \\\n"
         "__device__ __forceinline__ T gpuc_shfl_down(T v, int o) { return __shfl_down_sync(0xffffffffu, v, o); } \\\n"
-        "__device__ __forceinline__ T gpuc_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); }\n"
+        "__device__ __forceinline__ T gpuc_shfl_up(T v, int o) { return __shfl_up_sync(0xffffffffu, v, o); } \\\n"
+        "__device__ __forceinline__ T gpuc_shfl_xor(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }\n"
         "GPUC_SHFL(int)\n"
         "GPUC_SHFL(unsigned int)\n"
         "GPUC_SHFL(long long)\n"
@@ -1716,6 +2005,7 @@ static void cuda_device_prelude(BeBuf *b) {
         "#endif\n"
         "__device__ __forceinline__ bool gpuc_shfl_down(bool v, int o) { return __shfl_down_sync(0xffffffffu, (int)v, o) != 0; }\n"
         "__device__ __forceinline__ bool gpuc_shfl_up(bool v, int o) { return __shfl_up_sync(0xffffffffu, (int)v, o) != 0; }\n"
+        "__device__ __forceinline__ bool gpuc_shfl_xor(bool v, int o) { return __shfl_xor_sync(0xffffffffu, (int)v, o) != 0; }\n"
         "/* 16-byte vectors for coalesced loads and stores */\n"
         "struct __align__(16) gpuc_v16_bool { bool v[16]; };\n"
         "struct __align__(16) gpuc_v16_i32 { int32_t v[4]; };\n"
@@ -1872,7 +2162,8 @@ int be_emit_cuda(FILE *out, IrModule *m) {
             case IR_K_MAP: emit_map(&c, k); break;
             case IR_K_REDUCE: emit_reduce(&c, k); break;
             case IR_K_SCAN: case IR_K_FILTER: emit_scan(&c, k); break;
-            case IR_K_SEGRED_ROW: case IR_K_SEGRED_COL: emit_segred(&c, k); break;
+            case IR_K_SEGRED_ROW: emit_segred_row(&c, k); break;
+            case IR_K_SEGRED_COL: emit_segred_col(&c, k); break;
             case IR_K_SCATTER: emit_scatter_kernel(&c, k); break;
             case IR_K_MATMUL: emit_matmul(&c, k); break;
             case IR_K_HOST: break;

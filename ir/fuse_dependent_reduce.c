@@ -15,6 +15,9 @@
  *          pairwise combine; s1 = mean * count, q = M2.
  * G is compared structurally after the inputs are made explicit, so the two
  * reductions may read their data through different (fused) maps.
+ * The softmax pair is also fused per row: m = max(G, 1) and
+ * s = sum(exp(G - col(m)), 1) over the same [n][m] shape become one row
+ * reduction over (m, s) pairs (row softmax, row logsumexp).
  */
 #include "ir.h"
 
@@ -27,7 +30,9 @@
 /* The element expression with parameters replaced by reads of the inputs. */
 static IrExpr *canon(IrModule *m, IrStmt *s, IrExpr *e) {
     IrExpr **args = ir_alloc(m->arena, sizeof *args * (size_t)(s->nins + 1));
-    for (int i = 0; i < s->nins; i++) { args[i] = ir_e_read(m, s->ins[i], ir_e_idx(m, 0), NULL); }
+    for (int i = 0; i < s->nins; i++) {
+        args[i] = ir_e_read(m, s->ins[i], ir_e_idx(m, 0), s->kind == IR_S_SEGRED ? ir_e_idx(m, 1) : NULL);
+    }
     return ir_subst_params(m, e, args);
 }
 
@@ -49,10 +54,22 @@ static int red_out_pos(IrStmt *s, int ri) {
     return p;
 }
 
+/* A whole-array reduction (SCREMA) or a row reduction (SEGRED along axis 1). */
+static bool is_red_stmt(const IrStmt *s) {
+    if (s->dead || s->nscans || s->post) { return false; }
+    return (s->kind == IR_S_SCREMA && s->rank == 1) || (s->kind == IR_S_SEGRED && s->axis == 1);
+}
+
+static bool same_shape(const IrStmt *a, const IrStmt *b) {
+    if (a->kind != b->kind || a->rank != b->rank) { return false; }
+    for (int d = 0; d < a->rank; d++) { if (a->w[d] != b->w[d]) { return false; } }
+    return true;
+}
+
 static void find_red(IrEntry *e, IrValue *v, IrStmt **sp, int *rip) {
     *sp = NULL;
     IrStmt *s = v->def;
-    if (!s || s->dead || s->kind != IR_S_SCREMA || s->nscans || s->post || s->rank != 1) { return; }
+    if (!s || !is_red_stmt(s)) { return; }
     for (int ri = 0; ri < s->nreds; ri++) {
         if (s->reds[ri].arity == 1 && s->outs[red_out_pos(s, ri)] == v) { *sp = s; *rip = ri; return; }
     }
@@ -139,14 +156,16 @@ static IrOperator welford(IrModule *m, IrScalar t) {
     return o;
 }
 
-/* exp(G - FREE m) ? sets *g and *mv */
-static bool match_exp_sub(IrExpr *e, IrExpr **g, IrValue **mv) {
+/* exp(G - FREE m) (rows: exp(G - m[i0])) ? sets *g and *mv */
+static bool match_exp_sub(IrExpr *e, bool rows, IrExpr **g, IrValue **mv) {
     if (e->kind != IR_E_MATH || e->op != IR_MATH_exp) { return false; }
     IrExpr *s = e->a[0];
     if (s->kind != IR_E_BIN || s->op != IR_BIN_sub) { return false; }
     IrExpr *r = s->a[1];
-    /* the maximum may arrive converted or negated-free: accept FREE m only */
-    if (r->kind != IR_E_FREE) { return false; }
+    /* the maximum may arrive converted or negated-free: accept FREE m (the
+     * row's maximum m[i0]) only */
+    if (rows ? r->kind != IR_E_READ || r->val->rank != 1 || r->a[1] || r->a[0]->kind != IR_E_IDX || r->a[0]->index != 0
+             : r->kind != IR_E_FREE) { return false; }
     *g = s->a[0];
     *mv = r->val;
     return !ir_expr_uses_value(*g, *mv);
@@ -175,10 +194,10 @@ static bool try_softmax(IrModule *m, IrEntry *e, IrStmt *b, int rbi) {
     IrExpr *eb = b->map->res[red_res_pos(b, rbi)], *g;
     IrValue *mv;
     if (!is_single_binop(&b->reds[rbi], IR_BIN_add) || !ir_scalar_is_float(eb->ty)) { return false; }
-    if (!match_exp_sub(eb, &g, &mv)) { return false; }
+    if (!match_exp_sub(eb, b->kind == IR_S_SEGRED, &g, &mv)) { return false; }
     IrStmt *a; int rai;
     find_red(e, mv, &a, &rai);
-    if (!a || a == b || !is_single_binop(&a->reds[rai], IR_BIN_max) || a->w[0] != b->w[0]) { return false; }
+    if (!a || a == b || !is_single_binop(&a->reds[rai], IR_BIN_max) || !same_shape(a, b)) { return false; }
     int ap = red_res_pos(a, rai);
     if (!ir_expr_equal(canon(m, a, a->map->res[ap]), canon(m, b, g))) {
         ir_explain(m, e, "  not fused: sum of exp (line %d) with max (line %d): different operands", b->line, a->line);
@@ -197,7 +216,7 @@ static bool try_softmax(IrModule *m, IrEntry *e, IrStmt *b, int rbi) {
 
 static bool try_welford(IrModule *m, IrEntry *e, IrStmt *b, int rbi) {
     IrExpr *eb = b->map->res[red_res_pos(b, rbi)], *g, *mu;
-    if (!is_single_binop(&b->reds[rbi], IR_BIN_add) || !ir_scalar_is_float(eb->ty)) { return false; }
+    if (b->kind != IR_S_SCREMA || !is_single_binop(&b->reds[rbi], IR_BIN_add) || !ir_scalar_is_float(eb->ty)) { return false; }
     if (!match_sq_dev(eb, &g, &mu)) { return false; }
     /* mu = s1 / c: inline, or computed by a scalar statement */
     IrExpr *q = mu;
@@ -209,7 +228,7 @@ static bool try_welford(IrModule *m, IrEntry *e, IrStmt *b, int rbi) {
     if (ir_expr_uses_value(q->a[1], s1)) { return false; }
     IrStmt *a; int rai;
     find_red(e, s1, &a, &rai);
-    if (!a || a == b || !is_single_binop(&a->reds[rai], IR_BIN_add) || a->w[0] != b->w[0]) { return false; }
+    if (!a || a == b || !is_single_binop(&a->reds[rai], IR_BIN_add) || !same_shape(a, b)) { return false; }
     int ap = red_res_pos(a, rai);
     if (!ir_expr_equal(canon(m, a, a->map->res[ap]), canon(m, b, g))) {
         ir_explain(m, e, "  not fused: sum of squared deviations (line %d) with sum (line %d): different operands", b->line, a->line);
@@ -246,7 +265,7 @@ void ir_fuse_dependent_reduce(IrModule *m) {
             changed = false;
             for (int i = 0; i < e->nstmts && !changed; i++) {
                 IrStmt *b = e->stmts[i];
-                if (b->dead || b->kind != IR_S_SCREMA || b->nscans || b->post || b->rank != 1) { continue; }
+                if (!is_red_stmt(b)) { continue; }
                 for (int ri = 0; ri < b->nreds && !changed; ri++) {
                     if (b->reds[ri].arity != 1) { continue; }
                     changed = try_softmax(m, e, b, ri) || try_welford(m, e, b, ri);

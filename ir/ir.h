@@ -188,7 +188,7 @@ typedef enum {
     IR_S_SCREMA,  /* map / reduce / scan / their fusions, 1-D or 2-D shape */
     IR_S_FILTER,  /* map results (flag, vals...) compacted: outs = vals..., count */
     IR_S_SCATTER, /* copy of `dest`, then dest[idx] = vals for each element */
-    IR_S_SEGRED,  /* 2-D: map then reduce along `axis`: outs 1-D arrays */
+    IR_S_SEGRED,  /* 2-D: map then reduce along `axis`: outs 1-D arrays (and a post's 2-D) */
     IR_S_SCALAR,  /* top-level scalar computation: map lambda with no params */
 } IrStmtKind;
 
@@ -205,11 +205,15 @@ struct IrStmt {
     IrOperator *scans;
     int nreds;
     IrOperator *reds;
-    IrLambda *post;     /* optional: params = scan results of one element */
+    IrLambda *post;     /* optional: SCREMA: params = scan results of one element;
+                         * SEGRED axis 1: params = elements of ins ++ the row's
+                         * reduction results, results = 2-D outs after the
+                         * reduction outs (ir/fuse_rows.c) */
     int axis;           /* SEGRED: 1 = along rows (result per row), 0 = per column */
     IrValue *dest;      /* SCATTER */
     int nouts;
-    IrValue **outs;     /* SCREMA: scan/post outs ++ red outs ++ map outs */
+    IrValue **outs;     /* SCREMA: scan/post outs ++ red outs ++ map outs;
+                         * SEGRED: red outs ++ post outs */
     const char *note;   /* fusion notes (explain) */
     bool dead;
 };
@@ -226,7 +230,7 @@ typedef enum {
     IR_K_SCAN,        /* single pass, decoupled look-back */
     IR_K_FILTER,      /* scan of flags with the scatter in its epilogue */
     IR_K_SCATTER,     /* copy dest then scatter (two launches of one kernel kind) */
-    IR_K_SEGRED_ROW,  /* one block per row */
+    IR_K_SEGRED_ROW,  /* a warp or a block per row (chosen at run time), row cached for a post */
     IR_K_SEGRED_COL,  /* one thread per column */
     IR_K_MATMUL,      /* tiled 2-D comprehension with an inner sum */
     IR_K_HOST,        /* scalar statement evaluated on the host */
@@ -363,6 +367,7 @@ void ir_simplify(IrModule *m);               /* ir/simplify.c */
 void ir_fuse_vertical(IrModule *m);          /* ir/fuse_vertical.c */
 void ir_fuse_horizontal(IrModule *m);        /* ir/fuse_horizontal.c */
 void ir_fuse_dependent_reduce(IrModule *m);  /* ir/fuse_dependent_reduce.c */
+void ir_fuse_rows(IrModule *m);              /* ir/fuse_rows.c */
 void ir_dce(IrModule *m);                    /* ir/dce.c */
 void ir_to_kernels(IrModule *m);             /* ir/to_kernels.c */
 

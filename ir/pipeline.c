@@ -1,7 +1,7 @@
 /* pipeline.c: the IR pass pipeline, written out in one function.
  *
  *   simplify -> fuse_vertical -> fuse_dependent_reduce -> fuse_vertical
- *   -> fuse_horizontal -> dce -> to_kernels
+ *   -> fuse_horizontal -> fuse_rows -> dce -> to_kernels
  *
  * `--dump-after=PASS` prints the IR after the named pass (or after every
  * pass with "all"); the second vertical run is named fuse_vertical2.
@@ -12,7 +12,7 @@
 
 const char *const ir_pass_names[] = {
     "lower", "simplify", "fuse_vertical", "fuse_dependent_reduce", "fuse_vertical2",
-    "fuse_horizontal", "dce", "to_kernels", NULL,
+    "fuse_horizontal", "fuse_rows", "dce", "to_kernels", NULL,
 };
 
 static void dump(IrModule *m, const IrPipelineOptions *o, const char *pass) {
@@ -32,6 +32,7 @@ void ir_run_pipeline(IrModule *m, const IrPipelineOptions *o) {
         ir_fuse_dependent_reduce(m); dump(m, o, "fuse_dependent_reduce");
         ir_fuse_vertical(m);        dump(m, o, "fuse_vertical2");
         ir_fuse_horizontal(m);      dump(m, o, "fuse_horizontal");
+        ir_fuse_rows(m);            dump(m, o, "fuse_rows");
     }
     ir_dce(m);                      dump(m, o, "dce");
     ir_to_kernels(m);               dump(m, o, "to_kernels");

@@ -13,7 +13,9 @@
  *            tiles; decoupled look-back (24 measured 1.4x faster than 12 on
  *            an H200 at 2^28 i32)
  *   filter   as scan; the scatter is in the scan's epilogue
- *   segred   256 threads per row (axis 1), a thread per column (axis 0)
+ *   segred   rows: a warp or 128..512 threads per row, picked at run time
+ *            from the row length, 8 vectors per thread (a post keeps them in
+ *            registers); columns: a thread per column
  *   matmul   tile 16 (tile x tile threads), inner loop unrolled by 4
  * The unroll factor divides the items per thread; the emitters write the
  * unrolled copies out in the text.
@@ -114,9 +116,23 @@ void ir_to_kernels(IrModule *m) {
             case IR_K_SCATTER:
                 k.block = 256; k.items = 4; k.grid = IR_GRID_SATURATE;
                 break;
-            case IR_K_SEGRED_ROW:
-                k.block = 256; k.items = 4; k.grid = IR_GRID_ROWS;
+            case IR_K_SEGRED_ROW: {
+                /* block: the most threads per row (the host picks a warp or
+                 * 128..block from the row length); items: 16-byte vectors per
+                 * thread in flight, and kept in registers for a post */
+                k.block = 512;  /* at most 128 registers a thread: no spills (sm_90) */
+                k.items = s->nins > 1 && s->nins < 8 ? 8 / s->nins : s->nins >= 8 ? 1 : 8;
+                k.grid = IR_GRID_ROWS;
+                bool same = s->nins > 0;
+                for (int i = 0; i < s->nins; i++) { same = same && ir_scalar_size(s->ins[i]->elem) == ir_scalar_size(s->ins[0]->elem); }
+                for (int o = 0; o < s->nouts && same; o++) {
+                    if (s->outs[o]->rank == 2) { same = ir_scalar_size(s->outs[o]->elem) == ir_scalar_size(s->ins[0]->elem); }
+                }
+                for (int r = 0; r < s->nreds; r++) { if (!s->reds[r].commutative) { k.ordered = true; } }
+                k.vectorize = same && !k.ordered;
+                if (same) { vec = 16 / ir_scalar_size(s->ins[0]->elem); }
                 break;
+            }
             case IR_K_SEGRED_COL:
                 k.block = 256; k.items = 1; k.grid = IR_GRID_COVER;
                 break;
@@ -148,8 +164,15 @@ void ir_to_kernels(IrModule *m) {
                 if (k.unroll < 1) { k.unroll = 1; }
                 if (k.items % k.unroll) { k.unroll = gcd(k.items, k.unroll); }
                 if (k.kind == IR_K_SEGRED_COL) { k.unroll = 1; }
+                if (k.kind == IR_K_SEGRED_ROW) {
+                    /* whole warps, a power of two: the host doubles from 128 */
+                    int bl = 32;
+                    while (bl * 2 <= k.block && bl < 1024) { bl *= 2; }
+                    k.block = bl;
+                    k.unroll = k.items;
+                }
                 k.vec = vec;
-                if (k.vectorize && (k.items % vec != 0 || k.unroll % vec != 0 || s->rank != 1)) {
+                if (k.vectorize && k.kind != IR_K_SEGRED_ROW && (k.items % vec != 0 || k.unroll % vec != 0 || s->rank != 1)) {
                     /* vectors hold `vec` consecutive items: items and unroll must be multiples */
                     k.vectorize = k.items % vec == 0 && s->rank == 1;
                     if (k.vectorize && k.unroll % vec) { k.unroll = vec; }
