@@ -16,7 +16,9 @@
  *   segred   rows: a warp or 128..512 threads per row, picked at run time
  *            from the row length, 8 vectors per thread (a post keeps them in
  *            registers); columns: a thread per column
- *   matmul   tile 16 (tile x tile threads), inner loop unrolled by 4
+ *   matmul   128 threads computing a tile of the result whose edge is 2 x @tile
+ *            rounded up to a power of two, 16 to 64 (@tile 32 by default: 64),
+ *            the k loop of a slice written out whole (backend/emit_cuda.c)
  * The unroll factor divides the items per thread; the emitters write the
  * unrolled copies out in the text.
  */
@@ -137,10 +139,12 @@ void ir_to_kernels(IrModule *m) {
                 k.block = 256; k.items = 1; k.grid = IR_GRID_COVER;
                 break;
             case IR_K_MATMUL:
-                k.tile = e->attr_tile ? e->attr_tile : 16;
-                k.block = k.tile * k.tile; k.items = 1; k.grid = IR_GRID_TILES2D;
-                k.unroll = e->attr_unroll ? e->attr_unroll : 4;
-                if (k.tile % k.unroll) { k.unroll = gcd(k.tile, k.unroll); }
+                /* @tile(T) (T <= 32: the seed's T x T threads) gives the edge
+                 * of the result's tile; each thread computes items results */
+                k.tile = 16;
+                while (k.tile < 64 && k.tile < 2 * (e->attr_tile ? e->attr_tile : 32)) { k.tile *= 2; }
+                k.block = 128; k.items = k.tile * k.tile / k.block; k.grid = IR_GRID_TILES2D;
+                k.unroll = 16;  /* the slice depth: grep MM_BK */
                 break;
             case IR_K_HOST: break;
             }
