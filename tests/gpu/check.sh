@@ -65,7 +65,10 @@ fi
 if [ "${GPUC_CHECK_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer > /dev/null; then
   files=()
   if [ "${SANITIZE_FILES:-}" = all ]; then files=("$root/examples" "$root/stdlib")
-  else for f in sizes softmax matmul recurrence compaction mean_var histogram; do files+=("$root/examples/$f.gdsl"); done; fi
+  else
+    for f in sizes softmax matmul recurrence compaction mean_var histogram; do files+=("$root/examples/$f.gdsl"); done
+    files+=("$root"/tests/gpu/blocks/*.gdsl)
+  fi
   once=$(mktemp -d)
   check sanitize env GPUC_TEST_WRAP="$root/tests/gpu/sanitize3.sh" SANITIZE_ONCE_DIR="$once" \
     "$gpuc" test --backend=cuda --max-elements 70000 "${files[@]}"
