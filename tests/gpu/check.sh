@@ -65,6 +65,7 @@ fi
 if [ "${GPUC_CHECK_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer > /dev/null; then
   files=()
   if [ "${SANITIZE_FILES:-}" = all ]; then files=("$root/examples" "$root/stdlib")
+  elif [ -n "${SANITIZE_FILES:-}" ]; then read -r -a files <<< "$SANITIZE_FILES"  # paths, space-separated
   else
     for f in sizes softmax matmul recurrence compaction mean_var histogram; do files+=("$root/examples/$f.gdsl"); done
     files+=("$root"/tests/gpu/blocks/*.gdsl)
