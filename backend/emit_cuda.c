@@ -1100,14 +1100,23 @@ static void row_scalar_loop(CuEmit *c, IrStmt *s, const char *from, const char *
     be_line(b, "}");
 }
 
+/* What row_vector does with an element of the row. */
+typedef enum {
+    ROW_FOLD,   /* phase 1: fold into the accumulators */
+    ROW_POST,   /* phase 2: the post's results, stored as vectors */
+    ROW_MAX,    /* online softmax, registers: g_mx = max(g_mx, x) */
+    ROW_SUMEXP, /* online softmax, registers: g_sum += w * exp(x - g_mx) */
+} RowUse;
+
 /* Vector g_v of the row, already in registers `regs`<input> (16-byte
  * vectors of every input from the row's first aligned element g_rb +
- * g_head): folded (phase 1) or put through the post and stored as vectors
- * (phase 2). */
-static void row_vector(CuEmit *c, IrKernel *k, const char *regs, bool post, char ***racc) {
+ * g_head), element by element: see RowUse.  For ROW_MAX and ROW_SUMEXP the
+ * map's results (x, w) are the online softmax pair's (value, weight). */
+static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, char ***racc) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     int V = k->vec, nred = ir_stmt_red_width(s);
+    bool post = use == ROW_POST;
     be_line(b, "if (g_v < g_nv) {");
     b->indent++;
     if (post) {
@@ -1125,8 +1134,19 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, bool post, char
             const char **res = row_post(c, s, pn, racc);
             for (int r = 0; r < s->post->nres; r++) { be_line(b, "g_w%d.v[%d] = %s;", r, l, res[r]); }
             free(res);
-        } else {
+        } else if (use == ROW_FOLD) {
             row_fold(c, s, pn, racc);
+        } else {
+            const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+            be_lambda(&c->x, s->map, pn, res);
+            bool f32 = s->reds[0].op->ptypes[0] == IR_F32;
+            if (use == ROW_MAX) {
+                be_line(b, "g_mx = %s(g_mx, %s);", f32 ? "fmaxf" : "fmax", res[0]);
+            } else {
+                /* x == max also covers x = max = +-inf, as the operator does */
+                be_line(b, "g_sum += %s == g_mx ? %s : %s * %s(%s - g_mx);", res[0], res[1], res[1], f32 ? "expf" : "exp", res[0]);
+            }
+            free(res);
         }
         free(pn);
         b->indent--;
@@ -1156,13 +1176,13 @@ static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char 
     }
 }
 
-/* Fold (phase 1) or post (phase 2) the vectors loaded by row_loads. */
-static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, bool phase2, char ***racc) {
+/* Use the vectors loaded by row_loads (see RowUse). */
+static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, RowUse use, char ***racc) {
     for (int u = 0; u < n; u++) {
         be_line(c->b, "{ /* unrolled copy %d of %d */", u + 1, n);
         c->b->indent++;
         be_line(c->b, "const int64_t g_v = %s + (int64_t)%d * g_tpr;", vb, u);
-        row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), phase2, racc);
+        row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, racc);
         c->b->indent--;
         be_line(c->b, "}");
     }
@@ -1179,23 +1199,107 @@ static void declare_regs(CuEmit *c, IrKernel *k, int n, const char *regs) {
  * registers (g_c<u>_<input>, declared per row) for phase 2, and the rest
  * (rows longer than that, read again in phase 2) go 2 vectors per lane at a
  * time, so the registers hold the row; without a post, `items` vectors per
- * lane are in flight at a time. */
-static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, char ***racc) {
+ * lane are in flight at a time.  `later`: phase 1 only loads the registers
+ * (row_softmax_regs reduces them). */
+static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char ***racc) {
     BeBuf *b = c->b;
     int C = k->items;
     bool post = k->stmt->post != NULL;
     int F = post && C > 2 ? 2 : C;
+    RowUse use = phase2 ? ROW_POST : ROW_FOLD;
     if (post) {
         be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
         if (!phase2) { row_loads(c, k, C, "(int64_t)g_lane", "g_c"); }
-        row_uses(c, k, C, "(int64_t)g_lane", "g_c", phase2, racc);
+        if (!later) { row_uses(c, k, C, "(int64_t)g_lane", "g_c", use, racc); }
     }
     be_line(b, "/* %s: %d vectors per lane in flight */", post ? "beyond the registers" : "the row's vectors", F);
     be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", post ? be_strf(&c->x, " + (int64_t)%d * g_tpr", C) : "", F);
     b->indent++;
     declare_regs(c, k, F, "g_a");
     row_loads(c, k, F, "g_vb", "g_a");
-    row_uses(c, k, F, "g_vb", "g_a", phase2, racc);
+    row_uses(c, k, F, "g_vb", "g_a", use, racc);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* v = v (+) every other thread's v of the row (`comb`: a format of two
+ * values): a warp butterfly, then, when a block holds the row, one value
+ * per warp through the shared array `sh` (ne: the neutral element). */
+static void row_allreduce1(CuEmit *c, const char *v, const char *comb, const char *ne, const char *sh) {
+    BeBuf *b = c->b;
+    const char *o = be_strf(&c->x, "gpuc_shfl_xor(%s, g_off)", v);
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    be_line(b, "    %s = %s;", v, be_strf(&c->x, comb, v, o));
+    be_line(b, "}");
+    be_line(b, "if (g_tpr > 32) {");
+    be_line(b, "    if ((threadIdx.x & 31) == 0) {");
+    be_line(b, "        %s[threadIdx.x >> 5] = %s;", sh, v);
+    be_line(b, "    }");
+    be_line(b, "    __syncthreads();");
+    be_line(b, "    %s = (threadIdx.x & 31) < (blockDim.x >> 5) ? %s[threadIdx.x & 31] : %s;", v, sh, ne);
+    be_line(b, "    for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    be_line(b, "        %s = %s;", v, be_strf(&c->x, comb, v, o));
+    be_line(b, "    }");
+    be_line(b, "    __syncthreads();  /* %s is rewritten by the next row */", sh);
+    be_line(b, "}");
+}
+
+/* The row's only reduction is the online softmax pair of
+ * fuse_dependent_reduce (operator "online_softmax": (max, sum scaled to
+ * it), combined by rescaling the sum to the larger max) and the row is
+ * held in registers for a post: row_softmax_regs applies. */
+static bool row_softmax_regs_ok(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    return k->vectorize && s->post && s->nreds == 1 && s->reds[0].arity == 2 && s->reds[0].name &&
+           strcmp(s->reds[0].name, "online_softmax") == 0;
+}
+
+/* The online softmax pair over the row, the registers' elements not yet
+ * folded (acc: this thread's pair over the others): the row's maximum
+ * first, then the sum with each register element's exp(x - max) once,
+ * instead of the operator per element (two exps, a serial chain) and per
+ * butterfly step.  The result is the operator's over all the elements:
+ * (max, the sum of every weight scaled to the max). */
+static void row_softmax_regs(CuEmit *c, IrKernel *k, int id, char **acc) {
+    BeBuf *b = c->b;
+    IrScalar t = k->stmt->reds[0].op->ptypes[0];
+    const char *T = ct(t), *mx = t == IR_F32 ? "fmaxf" : "fmax", *ex = t == IR_F32 ? "expf" : "exp";
+    be_line(b, "/* the online (max, sum) pair, the registers' elements once each: the row's maximum, then the sum of exp(x - max) */");
+    be_line(b, "%s g_mx = %s;", T, acc[0]);
+    row_uses(c, k, k->items, "(int64_t)g_lane", "g_c", ROW_MAX, NULL);
+    row_allreduce1(c, "g_mx", be_strf(&c->x, "%s(%%s, %%s)", mx), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())",
+                   be_strf(&c->x, "g_sh%d_0_0", id));
+    be_line(b, "/* the elements outside the registers: their pair scaled to the row's maximum */");
+    be_line(b, "%s g_sum = %s == g_mx ? %s : %s * %s(%s - g_mx);", T, acc[0], acc[1], acc[1], ex, acc[0]);
+    row_uses(c, k, k->items, "(int64_t)g_lane", "g_c", ROW_SUMEXP, NULL);
+    row_allreduce1(c, "g_sum", "%s + %s", be_strf(&c->x, "(%s)0", T), be_strf(&c->x, "g_sh%d_0_1", id));
+    be_line(b, "%s = g_mx;", acc[0]);
+    be_line(b, "%s = g_sum;", acc[1]);
+}
+
+/* The row's threads combine their accumulators: every thread gets the
+ * row's results (warp butterfly, then one value per warp through shared
+ * memory when a block holds the row). */
+static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
+    BeBuf *b = c->b;
+    be_line(b, "/* the row's threads combine: every thread gets the row's results */");
+    warp_allreduce(c, s, racc);
+    be_line(b, "if (g_tpr > 32) {  /* a block per row: one value per warp through shared memory */");
+    b->indent++;
+    be_line(b, "if ((threadIdx.x & 31) == 0) {");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    g_sh%d_%d_%d[threadIdx.x >> 5] = %s;", id, r, j, racc[r][j]); }
+    }
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            be_line(b, "%s = (threadIdx.x & 31) < (blockDim.x >> 5) ? g_sh%d_%d_%d[threadIdx.x & 31] : %s;", racc[r][j], id, r, j,
+                    be_expr(&c->x, s->reds[r].ne[j]));
+        }
+    }
+    warp_allreduce(c, s, racc);
+    be_line(b, "__syncthreads();  /* the shared values are rewritten by the next row */");
     b->indent--;
     be_line(b, "}");
 }
@@ -1220,7 +1324,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
     const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
     int nred = ir_stmt_red_width(s);
-    bool post = s->post != NULL;
+    bool post = s->post != NULL, sm = row_softmax_regs_ok(k);
     char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
     for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
     int id = shared_id++;
@@ -1252,7 +1356,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         if (post) { declare_regs(c, k, k->items, "g_c"); }
         be_line(b, "/* phase 1: reduce the row */");
         row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc);
-        row_vectors(c, k, false, racc);
+        row_vectors(c, k, false, sm, racc);
         row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
     } else if (k->ordered) {
         be_line(b, "/* phase 1: reduce the row, a contiguous run per thread (operator not commutative) */");
@@ -1262,26 +1366,11 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_line(b, "/* phase 1: reduce the row */");
         row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
     }
-    be_line(b, "/* the row's threads combine: every thread gets the row's results */");
-    warp_allreduce(c, s, racc);
-    be_line(b, "if (g_tpr > 32) {  /* a block per row: one value per warp through shared memory */");
-    b->indent++;
-    be_line(b, "if ((threadIdx.x & 31) == 0) {");
-    for (int r = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    g_sh%d_%d_%d[threadIdx.x >> 5] = %s;", id, r, j, racc[r][j]); }
+    if (sm) {
+        row_softmax_regs(c, k, id, racc[0]);
+    } else {
+        row_allreduce(c, s, id, racc);
     }
-    be_line(b, "}");
-    be_line(b, "__syncthreads();");
-    for (int r = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++) {
-            be_line(b, "%s = (threadIdx.x & 31) < (blockDim.x >> 5) ? g_sh%d_%d_%d[threadIdx.x & 31] : %s;", racc[r][j], id, r, j,
-                    be_expr(&c->x, s->reds[r].ne[j]));
-        }
-    }
-    warp_allreduce(c, s, racc);
-    be_line(b, "__syncthreads();  /* the shared values are rewritten by the next row */");
-    b->indent--;
-    be_line(b, "}");
     be_line(b, "if (g_lane == 0) {");
     int o = 0;
     for (int r = 0; r < s->nreds; r++) {
@@ -1292,7 +1381,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_line(b, "/* phase 2: the post at every element of the row */");
         if (k->vectorize) {
             row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc);
-            row_vectors(c, k, true, racc);
+            row_vectors(c, k, true, false, racc);
             row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
         } else {
             row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
