@@ -127,13 +127,20 @@ static void stmt_params(CuEmit *c, IrStmt *s, KParams *p) {
     /* output dims are read by later statements only; still mark them passed */
 }
 
-static void signature(CuEmit *c, IrKernel *k, KParams *p) {
+/* The kernel's signature; min_blocks > 0 asks for that many blocks per SM
+ * (__launch_bounds__'s second argument caps the registers to match). */
+static void signature_min(CuEmit *c, IrKernel *k, KParams *p, int min_blocks) {
     BeBuf *b = c->b;
-    be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", k->block, k->name);
+    if (min_blocks > 0) {
+        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", k->block, min_blocks, k->name);
+    } else {
+        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", k->block, k->name);
+    }
     for (int i = 0; i < p->n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p->decl[i]); }
     be_printf(b, ")\n{\n");
     b->indent = 1;
 }
+static void signature(CuEmit *c, IrKernel *k, KParams *p) { signature_min(c, k, p, 0); }
 
 /* ---- lambda application helpers ---- */
 static const char **load_params(CuEmit *c, IrStmt *s, const char *at) {
@@ -642,7 +649,7 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
         b->indent++;
         if (I > U) { be_line(b, "const int g_slot = (g_u + %d) * %d + threadIdx.x;", u, B); }
         else { be_line(b, "const int g_slot = %d + threadIdx.x;", u * B); }
-        be_line(b, "const int64_t g_i = g_base + g_slot;");
+        be_line(b, "const int64_t g_i = g_base + g_slot;%s", full ? "  (void)g_i;" : "");
         if (!full) { be_line(b, "if (g_i < %s) {", n); b->indent++; }
         c->x.idx[0] = "g_i";
         c->x.idx[1] = "g_i";
@@ -716,9 +723,6 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             kp_add(c, &p, d, a);
         }
     }
-    kernel_comment(c, k);
-    signature(c, k, &p);
-    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
     /* shared staging: scan inputs (and a filter's values), then outputs */
     int nv = filter ? s->nouts - 1 : 0;
     int in_bytes = 0, out_bytes = 0;
@@ -727,6 +731,15 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
     for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, B * I); }
     int smem = in_bytes > out_bytes ? in_bytes : out_bytes;
+    /* where shared memory limits the blocks per SM (227 KiB, 1 KiB reserved
+     * per block, on sm_80/sm_90) to a number that still leaves 72 registers a
+     * thread (8-byte tiles: 4 of 224 threads), ask for that many, so that the
+     * registers of a full tile's loads do not lower it further */
+    int min_blocks = 227 * 1024 / (smem + 1024);
+    if (min_blocks > 65536 / (B * 72)) { min_blocks = 0; }
+    kernel_comment(c, k);
+    signature_min(c, k, &p, min_blocks);
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
     be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging (padded) */", B, I, smem);
     be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
     for (int j = 0; j < W; j++) {
