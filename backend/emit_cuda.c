@@ -127,13 +127,20 @@ static void stmt_params(CuEmit *c, IrStmt *s, KParams *p) {
     /* output dims are read by later statements only; still mark them passed */
 }
 
-static void signature(CuEmit *c, IrKernel *k, KParams *p) {
+/* The kernel's signature; min_blocks > 0 asks for that many blocks per SM
+ * (__launch_bounds__'s second argument caps the registers to match). */
+static void signature_min(CuEmit *c, IrKernel *k, KParams *p, int min_blocks) {
     BeBuf *b = c->b;
-    be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", k->block, k->name);
+    if (min_blocks > 0) {
+        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", k->block, min_blocks, k->name);
+    } else {
+        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", k->block, k->name);
+    }
     for (int i = 0; i < p->n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p->decl[i]); }
     be_printf(b, ")\n{\n");
     b->indent = 1;
 }
+static void signature(CuEmit *c, IrKernel *k, KParams *p) { signature_min(c, k, p, 0); }
 
 /* ---- lambda application helpers ---- */
 static const char **load_params(CuEmit *c, IrStmt *s, const char *at) {
@@ -611,6 +618,79 @@ static int staging_bytes(IrScalar t, int items) {
     return (ir_scalar_size(t) * n + 15) & ~15;
 }
 
+/* The type of staged array j of a scan's phase 1: the scanned components,
+ * or for a filter its keep flag (u32) and then the kept values. */
+static IrScalar staged_type(IrStmt *s, const IrScalar *wt, int j) {
+    return s->kind != IR_S_FILTER ? wt[j] : j == 0 ? IR_U32 : s->outs[j - 1]->elem;
+}
+
+/* Phase 1 of a scan or filter, U unrolled copies of one item each (in a
+ * loop over the tile's I / U rounds): the item at slot g_slot = copy * B +
+ * threadIdx.x, i.e. coalesced, goes through the map and its staged values
+ * (ns of them) into the padded shared arrays g_st<j> (g_sv<j> for a
+ * filter's values). A full tile (full) checks no bound and keeps every
+ * copy's values in registers g_r<j>_<copy> until all copies' loads are
+ * issued, so they are in flight together; the last tile checks each item
+ * against n and stages the neutral elements ne past the end. */
+static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, int ns, char **ne) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    bool filter = s->kind == IR_S_FILTER;
+    int B = k->block, I = k->items, U = k->unroll;
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    if (I > U) { be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U); b->indent++; }
+    if (full) {
+        for (int u = 0; u < U; u++) {
+            for (int j = 0; j < ns; j++) { be_line(b, "%s g_r%d_%d;", ct(staged_type(s, wt, j)), j, u); }
+        }
+    }
+    for (int u = 0; u < U; u++) {
+        be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
+        b->indent++;
+        if (I > U) { be_line(b, "const int g_slot = (g_u + %d) * %d + threadIdx.x;", u, B); }
+        else { be_line(b, "const int g_slot = %d + threadIdx.x;", u * B); }
+        be_line(b, "const int64_t g_i = g_base + g_slot;%s", full ? "  (void)g_i;" : "");
+        if (!full) { be_line(b, "if (g_i < %s) {", n); b->indent++; }
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        const char **res = map_body(c, s, "g_i");
+        for (int j = 0; j < ns; j++) {
+            const char *v = filter && j == 0 ? be_strf(&c->x, "(%s ? 1u : 0u)", res[0]) : res[j];
+            const char *arr = be_strf(&c->x, filter && j > 0 ? "g_sv%d" : "g_st%d", filter && j > 0 ? j - 1 : j);
+            if (full) { be_line(b, "g_r%d_%d = %s;", j, u, v); }
+            else { be_line(b, "%s[gpuc_pad(g_slot, %d)] = %s;", arr, pad_shift(staged_type(s, wt, j)), v); }
+        }
+        /* mapped outputs taken over by fusion: written here, coalesced */
+        int nmap = filter ? 0 : ir_stmt_nmapped(s);
+        for (int j = 0; j < nmap; j++) {
+            be_line(b, "%s[g_i] = %s;", be_vname(s->outs[s->nouts - nmap + j]), res[s->map->nres - nmap + j]);
+        }
+        free(res);
+        if (!full) {
+            b->indent--;
+            be_line(b, "} else {");
+            for (int j = 0; j < ns; j++) {
+                IrScalar t = staged_type(s, wt, j);
+                const char *arr = be_strf(&c->x, filter && j > 0 ? "g_sv%d" : "g_st%d", filter && j > 0 ? j - 1 : j);
+                be_line(b, "    %s[gpuc_pad(g_slot, %d)] = %s;", arr, pad_shift(t), filter ? (j ? be_strf(&c->x, "(%s)0", ct(t)) : "0u") : ne[j]);
+            }
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+    }
+    if (full) {
+        for (int u = 0; u < U; u++) {
+            const char *slot = I > U ? be_strf(&c->x, "(g_u + %d) * %d + threadIdx.x", u, B) : be_strf(&c->x, "%d + threadIdx.x", u * B);
+            for (int j = 0; j < ns; j++) {
+                const char *arr = be_strf(&c->x, filter && j > 0 ? "g_sv%d" : "g_st%d", filter && j > 0 ? j - 1 : j);
+                be_line(b, "%s[gpuc_pad(%s, %d)] = g_r%d_%d;", arr, slot, pad_shift(staged_type(s, wt, j)), j, u);
+            }
+        }
+    }
+    if (I > U) { b->indent--; be_line(b, "}"); }
+}
+
 static void emit_scan(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -643,10 +723,6 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             kp_add(c, &p, d, a);
         }
     }
-    kp_add(c, &p, "unsigned int *__restrict__ g_tiles", "g_tiles");
-    kernel_comment(c, k);
-    signature(c, k, &p);
-    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
     /* shared staging: scan inputs (and a filter's values), then outputs */
     int nv = filter ? s->nouts - 1 : 0;
     int in_bytes = 0, out_bytes = 0;
@@ -655,20 +731,25 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
     for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, B * I); }
     int smem = in_bytes > out_bytes ? in_bytes : out_bytes;
+    /* where shared memory limits the blocks per SM (227 KiB, 1 KiB reserved
+     * per block, on sm_80/sm_90) to a number that still leaves 72 registers a
+     * thread (8-byte tiles: 4 of 224 threads), ask for that many, so that the
+     * registers of a full tile's loads do not lower it further */
+    int min_blocks = 227 * 1024 / (smem + 1024);
+    if (min_blocks > 65536 / (B * 72)) { min_blocks = 0; }
+    kernel_comment(c, k);
+    signature_min(c, k, &p, min_blocks);
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
     be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging (padded) */", B, I, smem);
     be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
-    be_line(b, "__shared__ unsigned int g_tile_sh;");
     for (int j = 0; j < W; j++) {
         be_line(b, "__shared__ %s g_wsum%d[32];", ct(wt[j]), j);
         be_line(b, "__shared__ %s g_ex_sh%d;", ct(wt[j]), j);
     }
     be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
-    be_line(b, "/* tiles are taken in launch order, so every predecessor is running or done */");
-    be_line(b, "if (threadIdx.x == 0) {");
-    be_line(b, "    g_tile_sh = atomicAdd(g_tiles, 1u);");
-    be_line(b, "}");
-    be_line(b, "__syncthreads();");
-    be_line(b, "const int64_t g_tile = g_tile_sh;");
+    be_line(b, "/* the tile is the block's index: NVIDIA GPUs start blocks in index order, so");
+    be_line(b, " * every predecessor is running or done (CUB's decoupled look-back relies on it too) */");
+    be_line(b, "const int64_t g_tile = blockIdx.x;");
     be_line(b, "const int64_t g_base = g_tile * %d;", B * I);
     /* staging arrays */
     int off = 0;
@@ -692,42 +773,19 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             }
         }
     }
-    be_line(b, "/* phase 1: coalesced loads, the map, scan inputs staged in shared memory */");
-    if (I > U) { be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U); b->indent++; }
-    for (int u = 0; u < U; u++) {
-        be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
-        b->indent++;
-        if (I > U) { be_line(b, "const int g_slot = (g_u + %d) * %d + threadIdx.x;", u, B); }
-        else { be_line(b, "const int g_slot = %d + threadIdx.x;", u * B); }
-        be_line(b, "const int64_t g_i = g_base + g_slot;");
-        be_line(b, "if (g_i < %s) {", n);
-        b->indent++;
-        c->x.idx[0] = "g_i";
-        c->x.idx[1] = "g_i";
-        const char **res = map_body(c, s, "g_i");
-        if (filter) {
-            be_line(b, "g_st0[gpuc_pad(g_slot, 5)] = %s ? 1u : 0u;", res[0]);
-            for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(s->outs[j]->elem), res[1 + j]); }
-        } else {
-            for (int j = 0; j < W; j++) { be_line(b, "g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), res[j]); }
-            /* mapped outputs taken over by fusion: written here, coalesced */
-            int nmap = ir_stmt_nmapped(s);
-            for (int j = 0; j < nmap; j++) {
-                be_line(b, "%s[g_i] = %s;", be_vname(s->outs[s->nouts - nmap + j]), res[s->map->nres - nmap + j]);
-            }
-        }
-        free(res);
-        b->indent--;
-        be_line(b, "} else {");
-        b->indent++;
-        for (int j = 0; j < W; j++) { be_line(b, "g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), ne[j]); }
-        if (filter) { for (int j = 0; j < nv; j++) { be_line(b, "g_sv%d[gpuc_pad(g_slot, %d)] = (%s)0;", j, pad_shift(s->outs[j]->elem), ct(s->outs[j]->elem)); } }
-        b->indent--;
-        be_line(b, "}");
-        b->indent--;
-        be_line(b, "}");
-    }
-    if (I > U) { b->indent--; be_line(b, "}"); }
+    be_line(b, "/* phase 1: coalesced loads, the map, %s staged in shared memory */", filter ? "keep flags and values" : "scan inputs");
+    int ns = filter ? 1 + nv : W;
+    be_line(b, "if (g_base + %d <= %s) {", B * I, n);
+    b->indent++;
+    be_line(b, "/* a full tile: no bound checks, every load in flight before the first store */");
+    scan_phase1(c, k, true, wt, ns, ne);
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "/* the last tile: items past n stage the neutral element */");
+    scan_phase1(c, k, false, wt, ns, ne);
+    b->indent--;
+    be_line(b, "}");
     be_line(b, "__syncthreads();");
     be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
     for (int u = 0; u < I; u++) {
@@ -772,22 +830,15 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "if (g_lane < 32) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_lane] = %s;  /* inclusive over warps */", j, ws[j]); }
     be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "__syncthreads();");
-    /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
-    char **tex = names(c, "g_tx%d_%d", 0, W);
-    char **wp = names(c, "g_wp%d_%d", 0, W);
-    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
-    apply_ops(c, ops, nsc, tex, wp, el, true);
-    be_line(b, "/* phase 4: decoupled look-back by warp 0, 32 predecessors at a time");
+    be_line(b, "__syncwarp();");
+    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
     if (word) {
-        be_line(b, " * (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the value in one %d-byte word) */", word);
+        be_line(b, " * time (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the");
+        be_line(b, " * value in one %d-byte word), while the other warps wait at the barrier */", word);
     } else {
-        be_line(b, " * (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their own arrays, behind a fence) */");
+        be_line(b, " * time (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their");
+        be_line(b, " * own arrays, behind a fence), while the other warps wait at the barrier */");
     }
-    be_line(b, "if (g_warp == 0) {");
-    b->indent++;
     char **ta = names(c, "g_ta%d_%d", 0, W);
     char **ex = names(c, "g_ex%d_%d", 0, W);
     for (int j = 0; j < W; j++) {
@@ -821,6 +872,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         be_line(b, "}");
         be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
         be_line(b, "    if ((g_w >> 32) == 0) {");
+        be_line(b, "        gpuc_backoff();");
         be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
         be_line(b, "    }");
         be_line(b, "}");
@@ -832,6 +884,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         be_line(b, "}");
         be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
         be_line(b, "    if (g_s == 0) {");
+        be_line(b, "        gpuc_backoff();");
         be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
         be_line(b, "    }");
         be_line(b, "}");
@@ -840,6 +893,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
         be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
         be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
         be_line(b, "    if (g_f == 0) {");
+        be_line(b, "        gpuc_backoff();");
         be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
         be_line(b, "    }");
         be_line(b, "}");
@@ -896,6 +950,11 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     b->indent--;
     be_line(b, "}");
     be_line(b, "__syncthreads();");
+    /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
+    char **tex = names(c, "g_tx%d_%d", 0, W);
+    char **wp = names(c, "g_wp%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
+    apply_ops(c, ops, nsc, tex, wp, el, true);
     char **pre = names(c, "g_pre%d_%d", 0, W);
     char **exs = names(c, "g_exs%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_ex_sh%d;", ct(wt[j]), exs[j], j); }
@@ -1843,17 +1902,15 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
         be_line(b, "if (g_ntiles > 0) {");
         b->indent++;
-        /* the status words (or flags) and, after them, the tile counter: zeroed by one memset */
+        /* the status words (or flags), zeroed: no tile has published yet */
         const char *st = word ? "g_words" : "g_flags";
         if (word) {
             const char *nw = word == 8 ? "g_ntiles" : "2 * g_ntiles";  /* 8-byte halves of the words */
-            dalloc(c, "unsigned long long", "g_words", be_strf(&c->x, "%s + 1", nw));
-            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_words, (size_t)(%s + 1) * sizeof(unsigned long long)));", nw);
-            be_line(b, "unsigned int *g_tiles = (unsigned int *)(g_words + %s);", nw);
+            dalloc(c, "unsigned long long", "g_words", nw);
+            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_words, (size_t)(%s) * sizeof(unsigned long long)));", nw);
         } else {
-            dalloc(c, "int", "g_flags", "g_ntiles + 1");
-            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_flags, (size_t)(g_ntiles + 1) * sizeof(int)));");
-            be_line(b, "unsigned int *g_tiles = (unsigned int *)(g_flags + g_ntiles);");
+            dalloc(c, "int", "g_flags", "g_ntiles");
+            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_flags, (size_t)g_ntiles * sizeof(int)));");
             for (int j = 0; j < W; j++) {
                 dalloc(c, ct(wt[j]), be_strf(&c->x, "g_agg%d", j), "g_ntiles");
                 dalloc(c, ct(wt[j]), be_strf(&c->x, "g_incl%d", j), "g_ntiles");
@@ -1864,7 +1921,6 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             kp_add(c, &p, "", be_strf(&c->x, "g_agg%d", j));
             kp_add(c, &p, "", be_strf(&c->x, "g_incl%d", j));
         }
-        kp_add(c, &p, "", "g_tiles");
         launch(c, k, &p, "(unsigned)g_ntiles", "1");
         be_line(b, "gpuc_h_free(gpuc_h, %s);", st);
         for (int j = 0; !word && j < W; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_agg%d);", j); be_line(b, "gpuc_h_free(gpuc_h, g_incl%d);", j); }
@@ -2293,6 +2349,13 @@ static void cuda_device_prelude(BeBuf *b) {
         "}\n"
         "__device__ __forceinline__ void gpuc_ld_word2(const unsigned long long *p, unsigned long long *v, unsigned long long *s) {\n"
         "    asm volatile(\"ld.relaxed.gpu.v2.u64 {%%0, %%1}, [%%2];\" : \"=l\"(*v), \"=l\"(*s) : \"l\"(p) : \"memory\");\n"
+        "}\n"
+        "/* a look-back lane whose predecessor has not published yet waits a little\n"
+        " * before it asks again, leaving issue slots and bandwidth to the loading warps */\n"
+        "__device__ __forceinline__ void gpuc_backoff(void) {\n"
+        "#if __CUDA_ARCH__ >= 700\n"
+        "    __nanosleep(100);\n"
+        "#endif\n"
         "}\n"
         "/* a slot of a scan's shared staging with one pad element per 2^s, so that\n"
         " * a warp reading consecutive items per thread avoids bank conflicts */\n"
