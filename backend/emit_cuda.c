@@ -695,7 +695,7 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     bool filter = s->kind == IR_S_FILTER;
-    int B = k->block, I = k->items, U = k->unroll, NW = B / 32;
+    int B = k->block, I = k->items, NW = B / 32;
     /* The scanned tuple: for a filter, the count of kept elements (u32). */
     int nsc = filter ? 1 : s->nscans;
     IrOperator *ops = filter ? NULL : s->scans;
