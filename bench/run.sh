@@ -17,7 +17,8 @@
 #      into the results folder: --results DIR, else $OUT when set (the device
 #      tool), else bench/results/DATE (ignored);
 #   5. with --ncu, profiles one launch of the kernels of the largest misses
-#      (ncu, sections SpeedOfLight and MemoryWorkloadAnalysis, 2^26 elements)
+#      (ncu, sections SpeedOfLight, MemoryWorkloadAnalysis, Occupancy and
+#      WarpStateStats, 2^26 elements)
 #      into ncu.txt; then prints the table.
 # Exit status: report.py's (1 if any result is wrong), or 2 if nothing ran.
 set -u
@@ -141,15 +142,16 @@ if [ $NCU = 1 ] && [ $PEERS_ONLY = 0 ] && command -v ncu >/dev/null; then
   prof() { # prof BIN CASE KERNEL_REGEX COUNT
     [ -x "$1" ] || return
     [ $(($(date +%s) - NCU_T0)) -lt "${BENCH_NCU_BUDGET:-150}" ] || { echo "== skipped $1 $2 (time)" >>"$RES/ncu.txt"; return; }
-    echo "== ncu: $1 --case $2 (kernels /$3/, $4 launch(es), 2^26 elements)" >>"$RES/ncu.txt"
-    timeout 60 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    echo "== ncu: $1 --case $2 (kernels /$3/, $4 launch(es), 2^26 elements${BENCH_ROW_LENGTH:+, rows of $BENCH_ROW_LENGTH})" >>"$RES/ncu.txt"
+    timeout 60 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
       -k "regex:$3" -c "$4" "$1" --case "$2" --sizes 26 --once >>"$RES/ncu.txt" 2>&1 ||
       echo "== ncu exit $?" >>"$RES/ncu.txt"
   }
   # in order of priority (the budget, BENCH_NCU_BUDGET seconds, may cut the tail)
   prof bench/bin/bench_scan incl_f32 incl_f32_k 1
   prof bench/bin/peers_cub scan_incl DeviceScanKernel 1
-  prof bench/bin/bench_rows row_softmax row_softmax_k 3
+  prof bench/bin/bench_rows row_softmax row_softmax_k 1
+  BENCH_ROW_LENGTH=32768 prof bench/bin/bench_rows row_softmax row_softmax_k 1
   prof bench/bin/bench_filter filter_f32 filter_f32_k 1
   prof bench/bin/bench_rows row_sums row_sums_k 1
   prof bench/bin/bench_reduce sum_f32 sum_f32_k 1

@@ -8,10 +8,17 @@ using namespace bench;
 
 static const int64_t ROW_LENGTHS[] = {256, 1024, 4096, 32768};
 
+/* BENCH_ROW_LENGTH=M (for a profiler with --once): only rows of M. */
+static bool skip_row_length(int64_t m, int64_t total)
+{
+    const char *only = getenv("BENCH_ROW_LENGTH");
+    return m > total || (only && *only && atoll(only) != m);
+}
+
 BENCH_CASE(row_sums, [] {
     int64_t total = (int64_t)1 << args().log2s.back();
     for (int64_t m : ROW_LENGTHS) {
-        if (m > total) continue;
+        if (skip_row_length(m, total)) continue;
         int64_t rows = total / m;
         float *a = dev_random<float>(total, 601 + m, DYADIC);
         auto run = [&] {
@@ -46,7 +53,7 @@ BENCH_CASE(row_sums, [] {
 BENCH_CASE(row_softmax, [] {
     int64_t total = (int64_t)1 << args().log2s.back();
     for (int64_t m : ROW_LENGTHS) {
-        if (m > total) continue;
+        if (skip_row_length(m, total)) continue;
         int64_t rows = total / m;
         float *a = dev_random<float>(total, 611 + m, UNIFORM);
         auto run = [&] {
