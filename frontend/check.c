@@ -2362,11 +2362,10 @@ static void check_attrs(FeFunc *f)
         case FE_AT_TILE:
             if (v < 1) {
                 fe_error(at->arg->loc, "tile size %lld must be at least 1", (long long)v);
-            } else if (v > 32 && v <= 3037000499) { /* v * v fits in 64 bits */
-                fe_error(at->arg->loc, "tile %lldx%lld needs %lld threads per block; the limit is 1024",
-                         (long long)v, (long long)v, (long long)(v * v));
             } else if (v > 32) {
-                fe_error(at->arg->loc, "tile size %lld exceeds the limit of 32 (1024 threads per block)", (long long)v);
+                /* the seed's T x T threads per block bound T; the generated
+                 * kernel computes result tiles of 2T (at most 64) per 128 threads */
+                fe_error(at->arg->loc, "tile size %lld exceeds the limit of 32", (long long)v);
             }
             f->tile = v;
             break;
