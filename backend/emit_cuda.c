@@ -16,7 +16,8 @@
  *             and values published apart with a fence (tuples of any size);
  *             non-commutative operators work (the look-back combines in
  *             order); loads and stores staged through padded shared memory
- *   filter    the scan of the keep flags with the compaction in its epilogue
+ *   filter    the same look-back over per-warp counts of kept items (ballots);
+ *             kept values go from registers straight to their place
  *   segred    rows (axis 1): a warp or a block per row picked at run time from
  *             the row length, 16-byte vectors from each row's first aligned
  *             element; a post (row softmax) keeps the row in registers and
@@ -618,30 +619,22 @@ static int staging_bytes(IrScalar t, int items) {
     return (ir_scalar_size(t) * n + 15) & ~15;
 }
 
-/* The type of staged array j of a scan's phase 1: the scanned components,
- * or for a filter its keep flag (u32) and then the kept values. */
-static IrScalar staged_type(IrStmt *s, const IrScalar *wt, int j) {
-    return s->kind != IR_S_FILTER ? wt[j] : j == 0 ? IR_U32 : s->outs[j - 1]->elem;
-}
-
-/* Phase 1 of a scan or filter, U unrolled copies of one item each (in a
+/* Phase 1 of a scan, U unrolled copies of one item each (in a
  * loop over the tile's I / U rounds): the item at slot g_slot = copy * B +
  * threadIdx.x, i.e. coalesced, goes through the map and its staged values
- * (ns of them) into the padded shared arrays g_st<j> (g_sv<j> for a
- * filter's values). A full tile (full) checks no bound and keeps every
+ * (ns of them) into the padded shared arrays g_st<j>. A full tile (full) checks no bound and keeps every
  * copy's values in registers g_r<j>_<copy> until all copies' loads are
  * issued, so they are in flight together; the last tile checks each item
  * against n and stages the neutral elements ne past the end. */
 static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, int ns, char **ne) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
-    bool filter = s->kind == IR_S_FILTER;
     int B = k->block, I = k->items, U = k->unroll;
     const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
     if (I > U) { be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U); b->indent++; }
     if (full) {
         for (int u = 0; u < U; u++) {
-            for (int j = 0; j < ns; j++) { be_line(b, "%s g_r%d_%d;", ct(staged_type(s, wt, j)), j, u); }
+            for (int j = 0; j < ns; j++) { be_line(b, "%s g_r%d_%d;", ct(wt[j]), j, u); }
         }
     }
     for (int u = 0; u < U; u++) {
@@ -655,13 +648,11 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
         c->x.idx[1] = "g_i";
         const char **res = map_body(c, s, "g_i");
         for (int j = 0; j < ns; j++) {
-            const char *v = filter && j == 0 ? be_strf(&c->x, "(%s ? 1u : 0u)", res[0]) : res[j];
-            const char *arr = be_strf(&c->x, filter && j > 0 ? "g_sv%d" : "g_st%d", filter && j > 0 ? j - 1 : j);
-            if (full) { be_line(b, "g_r%d_%d = %s;", j, u, v); }
-            else { be_line(b, "%s[gpuc_pad(g_slot, %d)] = %s;", arr, pad_shift(staged_type(s, wt, j)), v); }
+            if (full) { be_line(b, "g_r%d_%d = %s;", j, u, res[j]); }
+            else { be_line(b, "g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), res[j]); }
         }
         /* mapped outputs taken over by fusion: written here, coalesced */
-        int nmap = filter ? 0 : ir_stmt_nmapped(s);
+        int nmap = ir_stmt_nmapped(s);
         for (int j = 0; j < nmap; j++) {
             be_line(b, "%s[g_i] = %s;", be_vname(s->outs[s->nouts - nmap + j]), res[s->map->nres - nmap + j]);
         }
@@ -669,11 +660,7 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
         if (!full) {
             b->indent--;
             be_line(b, "} else {");
-            for (int j = 0; j < ns; j++) {
-                IrScalar t = staged_type(s, wt, j);
-                const char *arr = be_strf(&c->x, filter && j > 0 ? "g_sv%d" : "g_st%d", filter && j > 0 ? j - 1 : j);
-                be_line(b, "    %s[gpuc_pad(g_slot, %d)] = %s;", arr, pad_shift(t), filter ? (j ? be_strf(&c->x, "(%s)0", ct(t)) : "0u") : ne[j]);
-            }
+            for (int j = 0; j < ns; j++) { be_line(b, "    g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), ne[j]); }
             be_line(b, "}");
         }
         b->indent--;
@@ -682,13 +669,35 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
     if (full) {
         for (int u = 0; u < U; u++) {
             const char *slot = I > U ? be_strf(&c->x, "(g_u + %d) * %d + threadIdx.x", u, B) : be_strf(&c->x, "%d + threadIdx.x", u * B);
-            for (int j = 0; j < ns; j++) {
-                const char *arr = be_strf(&c->x, filter && j > 0 ? "g_sv%d" : "g_st%d", filter && j > 0 ? j - 1 : j);
-                be_line(b, "%s[gpuc_pad(%s, %d)] = g_r%d_%d;", arr, slot, pad_shift(staged_type(s, wt, j)), j, u);
-            }
+            for (int j = 0; j < ns; j++) { be_line(b, "g_st%d[gpuc_pad(%s, %d)] = g_r%d_%d;", j, slot, pad_shift(wt[j]), j, u); }
         }
     }
     if (I > U) { b->indent--; be_line(b, "}"); }
+}
+
+/* Phase 1 of a filter (its tile has no shared staging): warp w takes the tile's
+ * items w * 32 * I .. (w + 1) * 32 * I - 1, copy u of lane l the item 32 * u + l
+ * of that run (each copy a coalesced load of 32); copy u's keep flag is bit u
+ * of g_bits, its values stay in registers g_v<j>_<u> until phase 5. A full
+ * tile (full) checks no bound; the last tile keeps nothing past n. */
+static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    for (int u = 0; u < k->items; u++) {
+        be_line(b, "{ /* copy %d of %d */", u + 1, k->items);
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_seg + %d;", 32 * u);
+        if (!full) { be_line(b, "if (g_i < %s) {", be_vname(s->w[0])); b->indent++; }
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        const char **res = map_body(c, s, "g_i");
+        be_line(b, "g_bits |= (%s ? 1u : 0u) << %d;", res[0], u);
+        for (int j = 0; j < nv; j++) { be_line(b, "g_v%d_%d = %s;", j, u, res[1 + j]); }
+        free(res);
+        if (!full) { b->indent--; be_line(b, "}"); }
+        b->indent--;
+        be_line(b, "}");
+    }
 }
 
 static void emit_scan(CuEmit *c, IrKernel *k) {
@@ -723,11 +732,10 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             kp_add(c, &p, d, a);
         }
     }
-    /* shared staging: scan inputs (and a filter's values), then outputs */
+    /* shared staging of a scan: its inputs, then its outputs (a filter has none) */
     int nv = filter ? s->nouts - 1 : 0;
     int in_bytes = 0, out_bytes = 0;
     for (int j = 0; j < W; j++) { in_bytes += staging_bytes(wt[j], B * I); }
-    for (int j = 0; j < nv; j++) { in_bytes += staging_bytes(s->outs[j]->elem, B * I); }
     int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
     for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, B * I); }
     int smem = in_bytes > out_bytes ? in_bytes : out_bytes;
@@ -737,11 +745,20 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
      * registers of a full tile's loads do not lower it further */
     int min_blocks = 227 * 1024 / (smem + 1024);
     if (min_blocks > 65536 / (B * 72)) { min_blocks = 0; }
+    if (filter) {
+        /* no staging; the registers bound a filter's blocks (46 for f32: 5 of
+         * 256 threads an SM, 120 KB of loads in flight; forcing 6 spills) */
+        min_blocks = 0;
+    }
     kernel_comment(c, k);
     signature_min(c, k, &p, min_blocks);
     const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
-    be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging (padded) */", B, I, smem);
-    be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
+    if (filter) {
+        be_line(b, "/* tile of %d threads x %d items, no shared staging */", B, I);
+    } else {
+        be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging (padded) */", B, I, smem);
+        be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
+    }
     for (int j = 0; j < W; j++) {
         be_line(b, "__shared__ %s g_wsum%d[32];", ct(wt[j]), j);
         be_line(b, "__shared__ %s g_ex_sh%d;", ct(wt[j]), j);
@@ -753,13 +770,9 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_base = g_tile * %d;", B * I);
     /* staging arrays */
     int off = 0;
-    for (int j = 0; j < W; j++) {
+    for (int j = 0; !filter && j < W; j++) {
         be_line(b, "%s *g_st%d = (%s *)(g_smem + %d);", ct(wt[j]), j, ct(wt[j]), off);
         off += staging_bytes(wt[j], B * I);
-    }
-    for (int j = 0; j < nv; j++) {
-        be_line(b, "%s *g_sv%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), off);
-        off += staging_bytes(s->outs[j]->elem, B * I);
     }
     /* the neutral elements */
     char **ne = calloc((size_t)W + 1, sizeof *ne);
@@ -773,54 +786,76 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
             }
         }
     }
-    be_line(b, "/* phase 1: coalesced loads, the map, %s staged in shared memory */", filter ? "keep flags and values" : "scan inputs");
-    int ns = filter ? 1 + nv : W;
-    be_line(b, "if (g_base + %d <= %s) {", B * I, n);
-    b->indent++;
-    be_line(b, "/* a full tile: no bound checks, every load in flight before the first store */");
-    scan_phase1(c, k, true, wt, ns, ne);
-    b->indent--;
-    be_line(b, "} else {");
-    b->indent++;
-    be_line(b, "/* the last tile: items past n stage the neutral element */");
-    scan_phase1(c, k, false, wt, ns, ne);
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "__syncthreads();");
-    be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
-    for (int u = 0; u < I; u++) {
-        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = g_st%d[gpuc_pad(threadIdx.x * %d + %d, %d)];", ct(wt[j]), j, u, j, I, u, pad_shift(wt[j])); }
-        if (filter) {
-            for (int j = 0; j < nv; j++) {
-                be_line(b, "const %s g_y%d_%d = g_sv%d[gpuc_pad(threadIdx.x * %d + %d, %d)];", ct(s->outs[j]->elem), j, u, j, I, u, pad_shift(s->outs[j]->elem));
+    char **agg = names(c, "g_t%d_%d", 0, W);
+    char **wv = names(c, "g_w%d_%d", 0, W);
+    char **el = names(c, "g_el%d_%d", 0, W);
+    if (filter) {
+        be_line(b, "/* phase 1: coalesced loads and the map; keep flags in g_bits, kept values in registers */");
+        for (int u = 0; u < I; u++) {
+            for (int j = 0; j < nv; j++) { be_line(b, "%s g_v%d_%d = (%s)0;", ct(s->outs[j]->elem), j, u, ct(s->outs[j]->elem)); }
+        }
+        be_line(b, "uint32_t g_bits = 0u;");
+        be_line(b, "const int64_t g_seg = g_base + (int64_t)g_warp * %d + g_lane;  /* the warp's run of %d items */", 32 * I, 32 * I);
+        be_line(b, "if (g_base + %d <= %s) {", B * I, n);
+        b->indent++;
+        be_line(b, "/* a full tile: no bound checks */");
+        filter_phase1(c, k, true, nv);
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        be_line(b, "/* the last tile: items past n are not kept */");
+        filter_phase1(c, k, false, nv);
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "/* phases 2 and 3: the warp's count of kept items (butterfly), one per warp to shared memory */");
+        be_line(b, "uint32_t %s = __popc(g_bits);", agg[0]);
+        be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
+        be_line(b, "    %s += __shfl_xor_sync(0xffffffffu, %s, g_off);", agg[0], agg[0]);
+        be_line(b, "}");
+        be_line(b, "if (g_lane == 0) {");
+        be_line(b, "    g_wsum0[g_warp] = %s;", agg[0]);
+        be_line(b, "}");
+    } else {
+        be_line(b, "/* phase 1: coalesced loads, the map, scan inputs staged in shared memory */");
+        be_line(b, "if (g_base + %d <= %s) {", B * I, n);
+        b->indent++;
+        be_line(b, "/* a full tile: no bound checks, every load in flight before the first store */");
+        scan_phase1(c, k, true, wt, W, ne);
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        be_line(b, "/* the last tile: items past n stage the neutral element */");
+        scan_phase1(c, k, false, wt, W, ne);
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "__syncthreads();");
+        be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
+        for (int u = 0; u < I; u++) {
+            for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = g_st%d[gpuc_pad(threadIdx.x * %d + %d, %d)];", ct(wt[j]), j, u, j, I, u, pad_shift(wt[j])); }
+        }
+        /* per-scan operator views */
+        for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), agg[j], ne[j]); }
+        for (int u = 0; u < I; u++) {
+            int at = 0;
+            for (int q = 0; q < nsc; q++) {
+                const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
+                for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
+                apply_op(c, &ops[q], agg + at, (const char *const *)(agg + at), xs, false);
+                free(xs);
+                at += ops[q].arity;
             }
         }
-    }
-    /* per-scan operator views */
-    char **agg = names(c, "g_t%d_%d", 0, W);
-    for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), agg[j], ne[j]); }
-    for (int u = 0; u < I; u++) {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
-            for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
-            apply_op(c, &ops[q], agg + at, (const char *const *)(agg + at), xs, false);
-            free(xs);
-            at += ops[q].arity;
+        be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
+        for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), wv[j], agg[j]); }
+        warp_inclusive_scan(c, ops, nsc, wt, wv, "g_y%d_%d");
+        for (int j = 0; j < W; j++) {
+            be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(wt[j]), el[j], wv[j]);
+            be_line(b, "if (g_lane == 0) { %s = %s; }", el[j], ne[j]);
         }
+        be_line(b, "if (g_lane == 31) {");
+        for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_warp] = %s;", j, wv[j]); }
+        be_line(b, "}");
     }
-    be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
-    char **wv = names(c, "g_w%d_%d", 0, W);
-    for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), wv[j], agg[j]); }
-    warp_inclusive_scan(c, ops, nsc, wt, wv, "g_y%d_%d");
-    char **el = names(c, "g_el%d_%d", 0, W);
-    for (int j = 0; j < W; j++) {
-        be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(wt[j]), el[j], wv[j]);
-        be_line(b, "if (g_lane == 0) { %s = %s; }", el[j], ne[j]);
-    }
-    be_line(b, "if (g_lane == 31) {");
-    for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_warp] = %s;", j, wv[j]); }
-    be_line(b, "}");
     be_line(b, "__syncthreads();");
     be_line(b, "if (g_warp == 0) {");
     b->indent++;
@@ -950,50 +985,45 @@ static void emit_scan(CuEmit *c, IrKernel *k) {
     b->indent--;
     be_line(b, "}");
     be_line(b, "__syncthreads();");
-    /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
-    char **tex = names(c, "g_tx%d_%d", 0, W);
     char **wp = names(c, "g_wp%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
-    apply_ops(c, ops, nsc, tex, wp, el, true);
+    char **tex = names(c, "g_tx%d_%d", 0, W);
+    if (!filter) {
+        /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
+        apply_ops(c, ops, nsc, tex, wp, el, true);
+    }
     char **pre = names(c, "g_pre%d_%d", 0, W);
     char **exs = names(c, "g_exs%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_ex_sh%d;", ct(wt[j]), exs[j], j); }
-    if (!filter) {
-        /* (a filter places its items from the tile's prefix instead) */
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
-            at += ops[q].arity;
-        }
-    }
-    be_line(b, "/* phase 5: each item's prefix%s */", filter ? "; kept items go to their place" : ", the post map, outputs staged for coalesced stores");
     if (filter) {
-        be_line(b, "/* kept values go to shared memory at their place in the tile, then out in coalesced stores */");
-        be_line(b, "__syncthreads();");
-        int offv = 0;
-        for (int j = 0; j < nv; j++) {
-            be_line(b, "%s *g_kv%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), offv);
-            offv += staging_bytes(s->outs[j]->elem, B * I);
-        }
-        be_line(b, "uint32_t g_local = %s;", tex[0]);
-        for (int u = 0; u < I; u++) {
-            be_line(b, "if (g_x0_%d) {", u);
-            b->indent++;
-            for (int j = 0; j < nv; j++) { be_line(b, "g_kv%d[gpuc_pad(g_local, %d)] = g_y%d_%d;", j, pad_shift(s->outs[j]->elem), j, u); }
-            b->indent--;
-            be_line(b, "}");
-            be_line(b, "g_local += g_x0_%d;", u);
-        }
-        be_line(b, "__syncthreads();");
+        be_line(b, "/* phase 5: kept values go from registers straight to their place: copy u of");
+        be_line(b, " * lane l follows the warp's kept items of copies before u and those of lanes");
+        be_line(b, " * before l in copy u (ballots), so each copy's kept items are one contiguous run */");
         be_line(b, "const uint32_t g_cnt = g_wsum0[%d];", NW - 1);
         be_line(b, "const int64_t g_dst = (int64_t)%s;", exs[0]);
-        be_line(b, "for (uint32_t g_k = threadIdx.x; g_k < g_cnt; g_k += %d) {", B);
-        for (int j = 0; j < nv; j++) { be_line(b, "    %s[g_dst + g_k] = g_kv%d[gpuc_pad(g_k, %d)];", be_vname(s->outs[j]), j, pad_shift(s->outs[j]->elem)); }
-        be_line(b, "}");
+        for (int j = 0; j < nv; j++) { be_line(b, "%s *const g_o%d = %s + g_dst + %s;", ct(s->outs[j]->elem), j, be_vname(s->outs[j]), wp[0]); }
+        be_line(b, "const unsigned g_lt = (1u << g_lane) - 1u;  /* the lanes before this one */");
+        be_line(b, "uint32_t g_run = 0u;");
+        for (int u = 0; u < I; u++) {
+            be_line(b, "{");
+            b->indent++;
+            be_line(b, "const unsigned g_m = __ballot_sync(0xffffffffu, (g_bits >> %d) & 1u);", u);
+            be_line(b, "if ((g_bits >> %d) & 1u) {", u);
+            for (int j = 0; j < nv; j++) { be_line(b, "    g_o%d[g_run + __popc(g_m & g_lt)] = g_v%d_%d;", j, j, u); }
+            be_line(b, "}");
+            be_line(b, "g_run += __popc(g_m);");
+            b->indent--;
+            be_line(b, "}");
+        }
         be_line(b, "if (g_base + %d >= %s && threadIdx.x == 0) {", B * I, n);
         be_line(b, "    *%s_out = g_dst + (int64_t)g_cnt;  /* the last tile knows the total */", be_vname(s->outs[nv]));
         be_line(b, "}");
     } else {
+        for (int q = 0, at = 0; q < nsc; q++) {
+            apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
+            at += ops[q].arity;
+        }
+        be_line(b, "/* phase 5: each item's prefix, the post map, outputs staged for coalesced stores */");
         be_line(b, "__syncthreads();");
         int sw = ir_stmt_scan_width(s);
         int off2 = 0;

@@ -12,7 +12,9 @@
  *   scan     128 threads x 24 items (4-byte) / 224 x 24 (8-byte), CUB's sm_90
  *            tiles; decoupled look-back (24 measured 1.4x faster than 12 on
  *            an H200 at 2^28 i32)
- *   filter   as scan; the scatter is in the scan's epilogue
+ *   filter   256 threads x 96 bytes of kept values (24 f32), at most 32 items
+ *            (one bit each in a keep mask); the look-back of scans over per-warp
+ *            counts, no shared staging: 2 barriers a tile
  *   segred   rows: a warp or 128..512 threads per row, picked at run time
  *            from the row length, 8 vectors per thread (a post keeps them in
  *            registers); columns: a thread per column
@@ -112,9 +114,16 @@ void ir_to_kernels(IrModule *m) {
                 for (int r = 0; r < s->nreds; r++) { if (!s->reds[r].commutative) { k.ordered = true; } }
                 if (k.ordered) { k.vectorize = false; }
                 break;
-            case IR_K_SCAN: case IR_K_FILTER:
+            case IR_K_SCAN:
                 k.block = esz >= 8 ? 224 : 128; k.items = 24; k.grid = IR_GRID_TILES2D;
                 break;
+            case IR_K_FILTER: {
+                /* the kept values stay in registers until the look-back is done */
+                int vb = 0;
+                for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { vb += ir_scalar_size(s->outs[o]->elem); } }
+                k.block = 256; k.items = 96 / (vb > 4 ? vb : 4); k.grid = IR_GRID_TILES2D;
+                break;
+            }
             case IR_K_SCATTER:
                 k.block = 256; k.items = 4; k.grid = IR_GRID_SATURATE;
                 break;
@@ -152,14 +161,18 @@ void ir_to_kernels(IrModule *m) {
                 if (e->attr_block) { k.block = e->attr_block; }
                 if (e->attr_items) { k.items = e->attr_items; }
                 k.unroll = e->attr_unroll ? e->attr_unroll : k.items;
-                if (k.kind == IR_K_SCAN || k.kind == IR_K_FILTER) {
+                if (k.kind == IR_K_FILTER) {
+                    /* one keep bit per item in a 32-bit mask; every item its own registers */
+                    if (k.items > 32) { k.items = 32; }
+                    k.unroll = k.items;
+                }
+                if (k.kind == IR_K_SCAN) {
                     /* the whole tile is staged in shared memory, the inputs and then
                      * the outputs in the same space, with one pad element per 128
                      * bytes: keep it under 46 KiB (of the 48 KiB static limit) */
                     int in = 0, out = 0;
                     for (int r = 0; r < s->map->nres; r++) { in += ir_scalar_size(s->map->res[r]->ty); }
                     if (in < 4) { in = 4; }
-                    if (k.kind == IR_K_FILTER) { in += 4; }
                     for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { out += ir_scalar_size(s->outs[o]->elem); } }
                     long bytes = in > out ? in : out;
                     while (k.items > 1 && bytes * k.block * k.items * 17 / 16 > 46 * 1024) { k.items--; }
