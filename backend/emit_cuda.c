@@ -1214,25 +1214,26 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, cha
         be_line(b, "}");
     }
     if (post) {
-        for (int r = 0; r < s->post->nres; r++) {
-            IrValue *o = s->outs[nred + r];
-            be_line(b, "((gpuc_v16_%s *)(%s + g_rb + g_head))[g_v] = g_w%d;", ir_scalar_name(o->elem), be_vname(o), r);
-        }
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "g_pw%d[g_v] = g_w%d;", r, r); }
     }
     b->indent--;
     be_line(b, "}");
 }
 
-/* Load vectors g_vb + u * g_tpr (u < n) of every input into
+/* The row's vector vb + u * g_tpr: 32-bit for the registers (vb g_lane:
+ * below items x blockDim.x), else 64-bit. */
+static const char *row_vidx(CuEmit *c, const char *vb, int u) {
+    return strcmp(vb, "g_lane") == 0 ? be_strf(&c->x, "g_lane + %d * g_tpr", u) : be_strf(&c->x, "%s + (int64_t)%d * g_tpr", vb, u);
+}
+
+/* Load vectors vb + u * g_tpr (u < n) of every input into
  * `regs`<u>_<input> (declared by the caller), all in flight at once. */
 static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs) {
     IrStmt *s = k->stmt;
     for (int u = 0; u < n; u++) {
-        be_line(c->b, "if (%s + (int64_t)%d * g_tpr < g_nv) {", vb, u);
-        for (int i = 0; i < s->nins; i++) {
-            const char *tn = ir_scalar_name(s->ins[i]->elem);
-            be_line(c->b, "    %s%d_%d = ((const gpuc_v16_%s *)(%s + g_rb + g_head))[%s + (int64_t)%d * g_tpr];", regs, u, i, tn, be_vname(s->ins[i]), vb, u);
-        }
+        const char *v = row_vidx(c, vb, u);
+        be_line(c->b, "if (%s < g_nv) {", v);
+        for (int i = 0; i < s->nins; i++) { be_line(c->b, "    %s%d_%d = g_pv%d[%s];", regs, u, i, i, v); }
         be_line(c->b, "}");
     }
 }
@@ -1242,7 +1243,7 @@ static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *
     for (int u = 0; u < n; u++) {
         be_line(c->b, "{ /* unrolled copy %d of %d */", u + 1, n);
         c->b->indent++;
-        be_line(c->b, "const int64_t g_v = %s + (int64_t)%d * g_tpr;", vb, u);
+        be_line(c->b, "const %s g_v = %s;", strcmp(vb, "g_lane") == 0 ? "int" : "int64_t", row_vidx(c, vb, u));
         row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, racc);
         c->b->indent--;
         be_line(c->b, "}");
@@ -1270,8 +1271,8 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
     RowUse use = phase2 ? ROW_POST : ROW_FOLD;
     if (post) {
         be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
-        if (!phase2) { row_loads(c, k, C, "(int64_t)g_lane", "g_c"); }
-        if (!later) { row_uses(c, k, C, "(int64_t)g_lane", "g_c", use, racc); }
+        if (!phase2) { row_loads(c, k, C, "g_lane", "g_c"); }
+        if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, racc); }
     }
     be_line(b, "/* %s: %d vectors per lane in flight */", post ? "beyond the registers" : "the row's vectors", F);
     be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", post ? be_strf(&c->x, " + (int64_t)%d * g_tpr", C) : "", F);
@@ -1327,12 +1328,12 @@ static void row_softmax_regs(CuEmit *c, IrKernel *k, int id, char **acc) {
     const char *T = ct(t), *mx = t == IR_F32 ? "fmaxf" : "fmax", *ex = t == IR_F32 ? "expf" : "exp";
     be_line(b, "/* the online (max, sum) pair, the registers' elements once each: the row's maximum, then the sum of exp(x - max) */");
     be_line(b, "%s g_mx = %s;", T, acc[0]);
-    row_uses(c, k, k->items, "(int64_t)g_lane", "g_c", ROW_MAX, NULL);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_MAX, NULL);
     row_allreduce1(c, "g_mx", be_strf(&c->x, "%s(%%s, %%s)", mx), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())",
                    be_strf(&c->x, "g_sh%d_0_0", id));
     be_line(b, "/* the elements outside the registers: their pair scaled to the row's maximum */");
     be_line(b, "%s g_sum = %s == g_mx ? %s : %s * %s(%s - g_mx);", T, acc[0], acc[1], acc[1], ex, acc[0]);
-    row_uses(c, k, k->items, "(int64_t)g_lane", "g_c", ROW_SUMEXP, NULL);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_SUMEXP, NULL);
     row_allreduce1(c, "g_sum", "%s + %s", be_strf(&c->x, "(%s)0", T), be_strf(&c->x, "g_sh%d_0_1", id));
     be_line(b, "%s = g_mx;", acc[0]);
     be_line(b, "%s = g_sum;", acc[1]);
@@ -1421,6 +1422,15 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_line(b, "    g_head = %s;", cols);
         be_line(b, "}");
         be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
+        be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' part */");
+        for (int i = 0; i < s->nins; i++) {
+            const char *tn = ir_scalar_name(s->ins[i]->elem);
+            be_line(b, "const gpuc_v16_%s *g_pv%d = (const gpuc_v16_%s *)(%s + g_rb + g_head);", tn, i, tn, be_vname(s->ins[i]));
+        }
+        for (int r = 0; post && r < s->post->nres; r++) {
+            const char *tn = ir_scalar_name(s->outs[nred + r]->elem);
+            be_line(b, "gpuc_v16_%s *g_pw%d = (gpuc_v16_%s *)(%s + g_rb + g_head);", tn, r, tn, be_vname(s->outs[nred + r]));
+        }
         if (post) { declare_regs(c, k, k->items, "g_c"); }
         be_line(b, "/* phase 1: reduce the row */");
         row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc);
