@@ -1103,14 +1103,16 @@ static void segred_element(CuEmit *c, IrStmt *s, const char *cols, char ***racc)
     free(res);
 }
 
-/* ---- row reductions: a warp or a block per row ---- */
+/* ---- row reductions: a part of a warp, a warp or a block per row ---- */
 
-/* All lanes of the warp combine their accumulators (butterfly): every lane
- * ends with the warp's total, lanes combined in index order, so operators
- * that are not commutative work (the lower lanes' value comes first). */
+/* The row's lanes of the warp (g_wl: g_tpr up to 32, aligned groups)
+ * combine their accumulators (butterfly): every lane ends with their total,
+ * lanes combined in index order, so operators that are not commutative work
+ * (the lower lanes' value comes first).  Every lane of the warp takes part
+ * (full-mask shuffles): the row loop is warp-uniform. */
 static void warp_allreduce(CuEmit *c, IrStmt *s, char ***racc) {
     BeBuf *b = c->b;
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    be_line(b, "for (int g_off = 1; g_off < g_wl; g_off <<= 1) {");
     b->indent++;
     for (int r = 0; r < s->nreds; r++) {
         IrOperator *op = &s->reds[r];
@@ -1242,25 +1244,26 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, cha
         be_line(b, "}");
     }
     if (post) {
-        for (int r = 0; r < s->post->nres; r++) {
-            IrValue *o = s->outs[nred + r];
-            be_line(b, "((gpuc_v16_%s *)(%s + g_rb + g_head))[g_v] = g_w%d;", ir_scalar_name(o->elem), be_vname(o), r);
-        }
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "g_pw%d[g_v] = g_w%d;", r, r); }
     }
     b->indent--;
     be_line(b, "}");
 }
 
-/* Load vectors g_vb + u * g_tpr (u < n) of every input into
+/* The row's vector vb + u * g_tpr: 32-bit for the registers (vb g_lane:
+ * below items x blockDim.x), else 64-bit. */
+static const char *row_vidx(CuEmit *c, const char *vb, int u) {
+    return strcmp(vb, "g_lane") == 0 ? be_strf(&c->x, "g_lane + %d * g_tpr", u) : be_strf(&c->x, "%s + (int64_t)%d * g_tpr", vb, u);
+}
+
+/* Load vectors vb + u * g_tpr (u < n) of every input into
  * `regs`<u>_<input> (declared by the caller), all in flight at once. */
 static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs) {
     IrStmt *s = k->stmt;
     for (int u = 0; u < n; u++) {
-        be_line(c->b, "if (%s + (int64_t)%d * g_tpr < g_nv) {", vb, u);
-        for (int i = 0; i < s->nins; i++) {
-            const char *tn = ir_scalar_name(s->ins[i]->elem);
-            be_line(c->b, "    %s%d_%d = ((const gpuc_v16_%s *)(%s + g_rb + g_head))[%s + (int64_t)%d * g_tpr];", regs, u, i, tn, be_vname(s->ins[i]), vb, u);
-        }
+        const char *v = row_vidx(c, vb, u);
+        be_line(c->b, "if (%s < g_nv) {", v);
+        for (int i = 0; i < s->nins; i++) { be_line(c->b, "    %s%d_%d = g_pv%d[%s];", regs, u, i, i, v); }
         be_line(c->b, "}");
     }
 }
@@ -1270,7 +1273,7 @@ static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *
     for (int u = 0; u < n; u++) {
         be_line(c->b, "{ /* unrolled copy %d of %d */", u + 1, n);
         c->b->indent++;
-        be_line(c->b, "const int64_t g_v = %s + (int64_t)%d * g_tpr;", vb, u);
+        be_line(c->b, "const %s g_v = %s;", strcmp(vb, "g_lane") == 0 ? "int" : "int64_t", row_vidx(c, vb, u));
         row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, racc);
         c->b->indent--;
         be_line(c->b, "}");
@@ -1298,8 +1301,8 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
     RowUse use = phase2 ? ROW_POST : ROW_FOLD;
     if (post) {
         be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
-        if (!phase2) { row_loads(c, k, C, "(int64_t)g_lane", "g_c"); }
-        if (!later) { row_uses(c, k, C, "(int64_t)g_lane", "g_c", use, racc); }
+        if (!phase2) { row_loads(c, k, C, "g_lane", "g_c"); }
+        if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, racc); }
     }
     be_line(b, "/* %s: %d vectors per lane in flight */", post ? "beyond the registers" : "the row's vectors", F);
     be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", post ? be_strf(&c->x, " + (int64_t)%d * g_tpr", C) : "", F);
@@ -1312,12 +1315,12 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
 }
 
 /* v = v (+) every other thread's v of the row (`comb`: a format of two
- * values): a warp butterfly, then, when a block holds the row, one value
+ * values): a butterfly over the row's lanes of the warp, then, when a block holds the row, one value
  * per warp through the shared array `sh` (ne: the neutral element). */
 static void row_allreduce1(CuEmit *c, const char *v, const char *comb, const char *ne, const char *sh) {
     BeBuf *b = c->b;
     const char *o = be_strf(&c->x, "gpuc_shfl_xor(%s, g_off)", v);
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    be_line(b, "for (int g_off = 1; g_off < g_wl; g_off <<= 1) {");
     be_line(b, "    %s = %s;", v, be_strf(&c->x, comb, v, o));
     be_line(b, "}");
     be_line(b, "if (g_tpr > 32) {");
@@ -1355,12 +1358,12 @@ static void row_softmax_regs(CuEmit *c, IrKernel *k, int id, char **acc) {
     const char *T = ct(t), *mx = t == IR_F32 ? "fmaxf" : "fmax", *ex = t == IR_F32 ? "expf" : "exp";
     be_line(b, "/* the online (max, sum) pair, the registers' elements once each: the row's maximum, then the sum of exp(x - max) */");
     be_line(b, "%s g_mx = %s;", T, acc[0]);
-    row_uses(c, k, k->items, "(int64_t)g_lane", "g_c", ROW_MAX, NULL);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_MAX, NULL);
     row_allreduce1(c, "g_mx", be_strf(&c->x, "%s(%%s, %%s)", mx), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())",
                    be_strf(&c->x, "g_sh%d_0_0", id));
     be_line(b, "/* the elements outside the registers: their pair scaled to the row's maximum */");
     be_line(b, "%s g_sum = %s == g_mx ? %s : %s * %s(%s - g_mx);", T, acc[0], acc[1], acc[1], ex, acc[0]);
-    row_uses(c, k, k->items, "(int64_t)g_lane", "g_c", ROW_SUMEXP, NULL);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_SUMEXP, NULL);
     row_allreduce1(c, "g_sum", "%s + %s", be_strf(&c->x, "(%s)0", T), be_strf(&c->x, "g_sh%d_0_1", id));
     be_line(b, "%s = g_mx;", acc[0]);
     be_line(b, "%s = g_sum;", acc[1]);
@@ -1394,8 +1397,8 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
 }
 
 /* A row reduction: g_tpr threads per row, chosen by the host from the row
- * length: 32 (a warp per row, blockDim.x / 32 rows per block) or blockDim.x
- * (a block per row).  Phase 1 reduces the row: a scalar head up to the
+ * length: 4, 8, 16 or 32 (a part of a warp or a warp per row, blockDim.x /
+ * g_tpr rows per block) or blockDim.x (a block per row).  Phase 1 reduces the row: a scalar head up to the
  * first 16-byte boundary of the row, 16-byte vectors, a scalar tail; the
  * row's threads then combine (warp butterfly, then one value per warp
  * through shared memory), so every thread has the row's results.  Phase 2
@@ -1418,6 +1421,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
     for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
     int id = shared_id++;
     be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
+    be_line(b, "const int g_wl = g_tpr < 32 ? g_tpr : 32;  /* the row's lanes in a warp */");
     be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);");
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_sh%d_%d_%d[32];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
@@ -1430,9 +1434,15 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         for (int r = 0; post && r < s->post->nres; r++) { be_printf(b, "%s((uintptr_t)%s ^ (uintptr_t)%s)", any++ ? " | " : "", be_vname(s->outs[nred + r]), be_vname(s->ins[0])); }
         be_printf(b, "%s) & 15) == 0;\n", any ? "" : "(uintptr_t)0");
     }
-    be_line(b, "for (int64_t g_row = (int64_t)blockIdx.x * g_rpb + (int64_t)(threadIdx.x / (unsigned)g_tpr); g_row < %s; g_row += (int64_t)gridDim.x * g_rpb) {", rows);
+    /* the loop runs over the warp's first row, so that every lane of the
+     * warp takes part in the shuffles; a lane past the last row sees a row
+     * of 0 elements */
+    be_line(b, "for (int64_t g_row0 = (int64_t)blockIdx.x * g_rpb + (int64_t)((threadIdx.x & ~31u) / (unsigned)g_tpr); g_row0 < %s; g_row0 += (int64_t)gridDim.x * g_rpb) {", rows);
     b->indent++;
+    be_line(b, "const int64_t g_row = g_row0 + (int64_t)((threadIdx.x & 31u) / (unsigned)g_tpr);");
+    be_line(b, "const int64_t g_m = g_row < %s ? %s : 0;  /* the row's length */", rows, cols);
     be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
+    cols = "g_m";  /* the loops below run over the row's length */
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     if (k->vectorize) {
         int esz = ir_scalar_size(s->ins[0]->elem);
@@ -1442,6 +1452,15 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_line(b, "    g_head = %s;", cols);
         be_line(b, "}");
         be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
+        be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' part */");
+        for (int i = 0; i < s->nins; i++) {
+            const char *tn = ir_scalar_name(s->ins[i]->elem);
+            be_line(b, "const gpuc_v16_%s *g_pv%d = (const gpuc_v16_%s *)(%s + g_rb + g_head);", tn, i, tn, be_vname(s->ins[i]));
+        }
+        for (int r = 0; post && r < s->post->nres; r++) {
+            const char *tn = ir_scalar_name(s->outs[nred + r]->elem);
+            be_line(b, "gpuc_v16_%s *g_pw%d = (gpuc_v16_%s *)(%s + g_rb + g_head);", tn, r, tn, be_vname(s->outs[nred + r]));
+        }
         if (post) { declare_regs(c, k, k->items, "g_c"); }
         be_line(b, "/* phase 1: reduce the row */");
         row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc);
@@ -1460,7 +1479,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
     } else {
         row_allreduce(c, s, id, racc);
     }
-    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "if (g_lane == 0 && g_row < %s) {", rows);
     int o = 0;
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
@@ -1972,12 +1991,17 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         break;
     }
     case IR_K_SEGRED_ROW: {
-        /* threads per row from the row length: a warp while a row fills at
-         * most `items` vectors per lane, else a block of 128 up to k->block
-         * threads (the smallest that holds the row in registers) */
+        /* threads per row from the row length: the fewest of 4, 8, 16 or 32
+         * lanes of a warp whose `items` vectors per lane hold the row (short
+         * rows: every lane's registers used, a shorter butterfly), else a
+         * block of 128 up to k->block threads (the smallest that holds the
+         * row in registers) */
         int per = k->items * k->vec, tpb0 = k->block < 256 ? k->block : 256;
         const char *rows = be_vname(s->w[0]), *cols = be_vname(s->w[1]);
         be_line(b, "int g_tpr = 32;");
+        be_line(b, "while (g_tpr > 4 && (int64_t)(g_tpr / 2) * %d >= %s) {", per, cols);
+        be_line(b, "    g_tpr /= 2;");
+        be_line(b, "}");
         be_line(b, "unsigned g_tpb = %d;", tpb0);
         be_line(b, "if (%s > (int64_t)%d) {", cols, 32 * per);
         be_line(b, "    for (g_tpb = %d; g_tpb < %du && (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, k->block, per, cols);
