@@ -189,6 +189,19 @@ static void declare_ne(CuEmit *c, IrOperator *op, char **acc) {
     }
 }
 
+/* The accumulator names of a statement's reductions: racc[r][j] is
+ * component j of reduction r ("r<r>_<j>"). Free with acc_free. */
+static char ***acc_names(CuEmit *c, IrStmt *s) {
+    char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
+    for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
+    return racc;
+}
+
+static void acc_free(IrStmt *s, char ***racc) {
+    for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
+    free(racc);
+}
+
 /* ---- block-wide reduction of accumulators racc[r][k] into thread 0 ---- */
 static int shared_id;
 
@@ -441,11 +454,8 @@ static void emit_reduce(CuEmit *c, IrKernel *k) {
     kp_add(c, &p, "unsigned int *__restrict__ g_done", "g_done");
     kernel_comment(c, k);
     signature(c, k, &p);
-    char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
-    for (int r = 0; r < s->nreds; r++) {
-        racc[r] = names(c, "r%d_%d", r, s->reds[r].arity);
-        declare_ne(c, &s->reds[r], racc[r]);
-    }
+    char ***racc = acc_names(c, s);
+    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     stride_loops(c, k, racc);
     block_reduce(c, s, racc, k->block);
     be_line(b, "/* publish this block's partial; the last block to finish combines them */");
@@ -495,8 +505,7 @@ static void emit_reduce(CuEmit *c, IrKernel *k) {
     be_line(b, "*g_done = 0u;  /* ready for the next launch */");
     b->indent--;
     be_line(b, "}");
-    for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
-    free(racc);
+    acc_free(s, racc);
     b->indent = 0;
     be_printf(b, "}\n\n");
     kp_free(&p);
@@ -1417,8 +1426,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
     int nred = ir_stmt_red_width(s);
     bool post = s->post != NULL, sm = row_softmax_regs_ok(k);
-    char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
-    for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
+    char ***racc = acc_names(c, s);
     int id = shared_id++;
     be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
     be_line(b, "const int g_wl = g_tpr < 32 ? g_tpr : 32;  /* the row's lanes in a warp */");
@@ -1497,8 +1505,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
     }
     b->indent--;
     be_line(b, "}");
-    for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
-    free(racc);
+    acc_free(s, racc);
     b->indent = 0;
     be_printf(b, "}\n\n");
     kp_free(&p);
@@ -1514,8 +1521,7 @@ static void emit_segred_col(CuEmit *c, IrKernel *k) {
     signature(c, k, &p);
     const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
-    char ***racc = calloc((size_t)s->nreds + 1, sizeof *racc);
-    for (int r = 0; r < s->nreds; r++) { racc[r] = names(c, "r%d_%d", r, s->reds[r].arity); }
+    char ***racc = acc_names(c, s);
     int B = k->block;
     be_line(b, "/* one thread per column, rows in order: coalesced across the warp */");
     be_line(b, "for (int64_t g_col = (int64_t)blockIdx.x * %d + threadIdx.x; g_col < %s; g_col += (int64_t)gridDim.x * %d) {", B, cols, B);
@@ -1532,8 +1538,7 @@ static void emit_segred_col(CuEmit *c, IrKernel *k) {
     }
     b->indent--;
     be_line(b, "}");
-    for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
-    free(racc);
+    acc_free(s, racc);
     b->indent = 0;
     be_printf(b, "}\n\n");
     kp_free(&p);
