@@ -438,6 +438,14 @@ static void emit_map(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
+/* Thread 0 stores the reduction's results (its accumulators). */
+static void reduce_results(CuEmit *c, IrStmt *s, char ***racc) {
+    int o = s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s);
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(c->b, "    *%s_out = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+    }
+}
+
 static void emit_reduce(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -458,6 +466,14 @@ static void emit_reduce(CuEmit *c, IrKernel *k) {
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     stride_loops(c, k, racc);
     block_reduce(c, s, racc, k->block);
+    be_line(b, "if (gridDim.x == 1) {  /* one block: its total is the result (no partials, no counter) */");
+    b->indent++;
+    be_line(b, "if (threadIdx.x == 0) {");
+    reduce_results(c, s, racc);
+    be_line(b, "}");
+    be_line(b, "return;");
+    b->indent--;
+    be_line(b, "}");
     be_line(b, "/* publish this block's partial; the last block to finish combines them */");
     be_line(b, "__shared__ bool g_last;");
     be_line(b, "if (threadIdx.x == 0) {");
@@ -497,13 +513,8 @@ static void emit_reduce(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
     block_reduce(c, s, racc, k->block);
     be_line(b, "if (threadIdx.x == 0) {");
-    b->indent++;
-    int o = s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s);
-    for (int r = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "*%s_out = %s;", be_vname(s->outs[o++]), racc[r][j]); }
-    }
-    be_line(b, "*g_done = 0u;  /* ready for the next launch */");
-    b->indent--;
+    reduce_results(c, s, racc);
+    be_line(b, "    *g_done = 0u;  /* ready for the next launch */");
     be_line(b, "}");
     acc_free(s, racc);
     b->indent = 0;
@@ -1806,7 +1817,8 @@ static void emit_matmul(CuEmit *c, IrKernel *k) {
  *   gpuc_h_alloc(h, &p, bytes)  gpuc_h_free(h, p)  gpuc_h_mark(h)  gpuc_h_release(h, mark)
  *   gpuc_h_zero(h, p, bytes)    gpuc_h_d2d / gpuc_h_d2h / gpuc_h_h2d(h, dst, src, bytes)
  *   gpuc_h_launch(h, GPUC_KERNEL(name), grid_x, grid_y, block, args)
- *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_oob(h, &hit, at) (fetch and clear
+ *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
+ *   (blocks of the kernel that fit on one multiprocessor)  gpuc_h_oob(h, &hit, at) (fetch and clear
  *   the device's out-of-bounds record)  gpuc_h_status(h) (a failed host read)
  *   gpuc_dread(h, p, i, n, j, m) (one element of a device array)
  * GPUC_TRY(x) returns x's error after releasing every device block this call
@@ -1930,7 +1942,12 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     case IR_K_REDUCE: {
         IrStmt *st = s;
         be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
-        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 1 ? 1 : g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 8 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 8);");
+        /* at most one wave: the blocks that fit on the device at once (a
+         * partial second wave would leave the multiprocessors part-idle) */
+        be_line(b, "int g_fit = 1;");
+        be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", k->name, k->block);
+        be_line(b, "const int64_t g_wave = (int64_t)gpuc_h_sms(gpuc_h) * g_fit;");
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 1 ? 1 : g_blocks < g_wave ? g_blocks : g_wave);");
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) {
                 dalloc(c, ct(st->reds[r].op->ptypes[j]), be_strf(&c->x, "g_part%d_%d", r, j), "g_grid");
@@ -2279,6 +2296,18 @@ static void nvcc_host_prelude(BeBuf *b) {
         "    static int sms = 0;\n"
         "    if (!sms) { int d = 0; if (cudaGetDevice(&d) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d) != cudaSuccess) { sms = 1; } }\n"
         "    return sms;\n"
+        "}\n"
+        "GPUC_HAPI int gpuc_h_resident(GpucHost *h, const void *k, unsigned block, int *out) {\n"
+        "    (void)h;\n"
+        "    static struct { const void *k; unsigned block; int n; } seen[64];\n"
+        "    static int nseen;\n"
+        "    for (int i = 0; i < nseen; i++) { if (seen[i].k == k && seen[i].block == block) { *out = seen[i].n; return 0; } }\n"
+        "    int n = 0;\n"
+        "    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, (int)block, 0);\n"
+        "    if (e != cudaSuccess) { return (int)e; }\n"
+        "    *out = n > 0 ? n : 1;\n"
+        "    if (nseen < 64) { seen[nseen].k = k; seen[nseen].block = block; seen[nseen].n = *out; nseen++; }\n"
+        "    return 0;\n"
         "}\n"
         "typedef struct { void *p; size_t n; } GpucBlock;\n"
         "static GpucBlock gpuc_free_blocks[256], *gpuc_live;\n"

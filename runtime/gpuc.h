@@ -198,6 +198,12 @@ typedef struct GpucFunctionInfo {
   int max_dynamic_shared_bytes;/* what dynamic shared memory may reach (opt-in limit minus static) */
 } GpucFunctionInfo;
 GpucStatus gpuc_function_info(GpucFunction *function, GpucFunctionInfo *info);
+/* How many blocks of block_threads threads (with dynamic_shared_bytes of
+ * dynamic shared memory each) of the kernel fit on one multiprocessor at
+ * once, from its registers and shared memory: the size of a grid that runs
+ * in one wave is this times the multiprocessors. */
+GpucStatus gpuc_function_occupancy(GpucFunction *function, unsigned block_threads, size_t dynamic_shared_bytes,
+                                   int *blocks_per_sm);
 
 /* ---- Offline compilation (no device needed) ---- */
 

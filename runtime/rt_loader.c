@@ -58,6 +58,7 @@ static const RtSym cuda_syms[] = {
   CU(module_get_global, "cuModuleGetGlobal_v2"),
   CU(func_get_attribute, "cuFuncGetAttribute"),
   CU(func_set_attribute, "cuFuncSetAttribute"),
+  CU(occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
   CU(launch_kernel, "cuLaunchKernel"),
   CU(stream_create, "cuStreamCreate"),
   CU(stream_destroy, "cuStreamDestroy_v2"),

@@ -379,3 +379,28 @@ GpucStatus gpuc_function_info(GpucFunction *f, GpucFunctionInfo *info) {
   info->max_dynamic_shared_bytes = ctx->info.max_shared_per_block_optin - f->static_shared;
   return GPUC_SUCCESS;
 }
+
+GpucStatus gpuc_function_occupancy(GpucFunction *f, unsigned block_threads, size_t dynamic_shared_bytes,
+                                   int *blocks_per_sm) {
+  if (!f || !blocks_per_sm || block_threads == 0) {
+    rt_set_last_error("gpuc_function_occupancy: %s", !f || !blocks_per_sm ? "NULL argument" : "0 threads per block");
+    return GPUC_ERROR_INVALID_VALUE;
+  }
+  GpucContext *ctx = f->module->obj.ctx;
+  bool pushed = false;
+  GpucStatus s = rt_enter(ctx, &pushed);
+  if (s != GPUC_SUCCESS) {
+    return s;
+  }
+  int n = 0;
+  CUresult r = rt_cu.occupancy_max_active_blocks(&n, f->fn, (int)block_threads, dynamic_shared_bytes);
+  rt_leave(ctx, pushed);
+  if (r != CUDA_SUCCESS) {
+    char what[160];
+    snprintf(what, sizeof what, "gpuc_function_occupancy: cuOccupancyMaxActiveBlocksPerMultiprocessor('%s', %u threads)",
+             f->name, block_threads);
+    return rt_cu_error(ctx, r, what);
+  }
+  *blocks_per_sm = n;
+  return GPUC_SUCCESS;
+}

@@ -20,6 +20,7 @@ FAKE(cuMemFree_v2) FAKE(cuMemAllocHost_v2) FAKE(cuMemFreeHost) FAKE(cuMemsetD8_v
 FAKE(cuMemcpyHtoD_v2) FAKE(cuMemcpyDtoH_v2) FAKE(cuMemcpyDtoD_v2) FAKE(cuMemcpyHtoDAsync_v2)
 FAKE(cuMemcpyDtoHAsync_v2) FAKE(cuMemcpyDtoDAsync_v2) FAKE(cuModuleLoadDataEx) FAKE(cuModuleUnload)
 FAKE(cuModuleGetFunction) FAKE(cuModuleGetGlobal_v2) FAKE(cuFuncGetAttribute) FAKE(cuFuncSetAttribute)
+FAKE(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 FAKE(cuLaunchKernel) FAKE(cuStreamCreate) FAKE(cuStreamDestroy_v2) FAKE(cuStreamSynchronize)
 FAKE(cuStreamWaitEvent) FAKE(cuEventCreate) FAKE(cuEventDestroy_v2) FAKE(cuEventRecord) FAKE(cuEventSynchronize)
 FAKE(cuEventElapsedTime)
