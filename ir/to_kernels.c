@@ -114,9 +114,19 @@ void ir_to_kernels(IrModule *m) {
                 for (int r = 0; r < s->nreds; r++) { if (!s->reds[r].commutative) { k.ordered = true; } }
                 if (k.ordered) { k.vectorize = false; }
                 break;
-            case IR_K_SCAN:
-                k.block = esz >= 8 ? 224 : 128; k.items = 24; k.grid = IR_GRID_TILES2D;
+            case IR_K_SCAN: {
+                /* from a sweep on an H100 (docs/performance.md, tuning): one
+                 * 4-byte value scanned per item runs best at 128 threads x 40
+                 * items (0.82 of the copy rate at 2^28 against 0.77 at 24
+                 * items, level with CUB); wider scanned tuples (i64, pairs)
+                 * at 128 x 24 (224 x 24 was 1.4% slower for i64) */
+                int sb = 0;
+                for (int q = 0; q < s->nscans; q++) {
+                    for (int j = 0; j < s->scans[q].arity; j++) { sb += ir_scalar_size(s->scans[q].op->ptypes[j]); }
+                }
+                k.block = 128; k.items = sb <= 4 ? 40 : 24; k.grid = IR_GRID_TILES2D;
                 break;
+            }
             case IR_K_FILTER: {
                 /* the kept values stay in registers until the look-back is done */
                 int vb = 0;
