@@ -128,10 +128,12 @@ void ir_to_kernels(IrModule *m) {
                 break;
             }
             case IR_K_FILTER: {
-                /* the kept values stay in registers until the look-back is done */
+                /* the kept values stay in registers until the look-back is done:
+                 * 128 bytes of them a thread (f32: 32 items, 0.72 of the copy
+                 * rate on an H100 against 0.65 at 24; docs/performance.md) */
                 int vb = 0;
                 for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { vb += ir_scalar_size(s->outs[o]->elem); } }
-                k.block = 256; k.items = 96 / (vb > 4 ? vb : 4); k.grid = IR_GRID_TILES2D;
+                k.block = 256; k.items = 128 / (vb > 4 ? vb : 4); k.grid = IR_GRID_TILES2D;
                 break;
             }
             case IR_K_SCATTER:
