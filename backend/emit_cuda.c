@@ -21,7 +21,8 @@
  *   segred    rows (axis 1): a warp or a block per row picked at run time from
  *             the row length, 16-byte vectors from each row's first aligned
  *             element; a post (row softmax) keeps the row in registers and
- *             writes it once; columns (axis 0): a thread per column
+ *             a stash in dynamic shared memory and writes it once; columns
+ *             (axis 0): a thread per column
  *   matmul    a 2-D comprehension whose body is sum(A[i,:] * B[:,j]):
  *             a tile of the result per block in registers (f64 on the
  *             tensor cores on sm_80+, FMA otherwise), double-buffered
@@ -1512,7 +1513,8 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
  * row's threads then combine (warp butterfly, then one value per warp
  * through shared memory), so every thread has the row's results.  Phase 2
  * (a post: row softmax) applies the post to each element, from registers
- * where the row fit, and writes the 2-D results.  Operators not known to be
+ * and the stash (row_stash_pass) where the row fit, and writes the 2-D
+ * results.  Operators not known to be
  * commutative take contiguous runs of the row per thread, in order. */
 static void emit_segred_row(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
@@ -1574,7 +1576,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_line(b, "    g_head = %s;", cols);
         be_line(b, "}");
         be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
-        be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' part */");
+        be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' and the stash's part */");
         for (int i = 0; i < s->nins; i++) {
             const char *tn = ir_scalar_name(s->ins[i]->elem);
             be_line(b, "const gpuc_v16_%s *g_pv%d = (const gpuc_v16_%s *)(%s + g_rb + g_head);", tn, i, tn, be_vname(s->ins[i]));
