@@ -2128,10 +2128,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
          * row in registers, or with a stash (grep "ROW STASH") in registers
          * and the stash.
          *
-         * Why the stash's sizes (sm_90, not measured): the row kernels take
-         * up to 128 registers a thread (f32 softmax 128, f64 128: ptxas),
-         * so 4 blocks of 128 threads or 2 of 256 fit an SM's 64 K
-         * registers, and 1 of 512. Long rows were at one 512-thread block
+         * Why the stash's sizes (sm_90, not measured): these kernels take
+         * at most 128 registers a thread (__launch_bounds__(256, 2); ptxas:
+         * f32 softmax 120, f64 128, no spills), so 4 blocks of 128 threads
+         * or 2 of 256 fit an SM's 64 K registers, and 1 of 512. Long rows were at one 512-thread block
          * per SM: its barriers (two butterflies through shared memory per
          * row) and the turn from reading to writing left the SM without
          * loads in flight, and half a row of 32768 f32 was read twice. So
@@ -2144,8 +2144,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
          * rows in progress at different phases. Rows of f32 up to 16384
          * (f64 8192) take 128 threads, up to 32768 (f64 16384) 256;
          * longer rows read the rest twice, from 256 threads. The stash
-         * fills 4 vectors a lane at a time (16 KB in flight per 256
-         * threads on top of the registers' 32 KB). */
+         * fills 4 vectors a lane at a time (f64 2: 16 or 8 KB in flight per
+         * 256 threads on top of the registers' 32 KB). No carveout is set:
+         * the driver sizes each kernel's shared memory to the blocks that
+         * fit (worth a look at ncu's occupancy section). */
         int per = k->items * k->vec, tpb0 = k->block < 256 ? k->block : 256;
         RowStash st = row_stash(k);
         const char *rows = be_vname(s->w[0]), *cols = be_vname(s->w[1]);
