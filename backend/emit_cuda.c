@@ -21,7 +21,8 @@
  *   segred    rows (axis 1): a warp or a block per row picked at run time from
  *             the row length, 16-byte vectors from each row's first aligned
  *             element; a post (row softmax) keeps the row in registers and
- *             writes it once; columns (axis 0): a thread per column
+ *             a stash in dynamic shared memory and writes it once; columns
+ *             (axis 0): a thread per column
  *   matmul    a 2-D comprehension whose body is sum(A[i,:] * B[:,j]):
  *             a tile of the result per block in registers (f64 on the
  *             tensor cores on sm_80+, FMA otherwise), double-buffered
@@ -1215,20 +1216,21 @@ static void row_scalar_loop(CuEmit *c, IrStmt *s, const char *from, const char *
 typedef enum {
     ROW_FOLD,   /* phase 1: fold into the accumulators */
     ROW_POST,   /* phase 2: the post's results, stored as vectors */
-    ROW_MAX,    /* online softmax, registers: g_mx = max(g_mx, x) */
-    ROW_SUMEXP, /* online softmax, registers: g_sum += w * exp(x - g_mx) */
+    ROW_MAX,    /* online softmax, registers and stash: g_mx = max(g_mx, x) */
+    ROW_SUMEXP, /* online softmax, registers and stash: g_sum += w * exp(x - g_mx) */
 } RowUse;
 
-/* Vector g_v of the row, already in registers `regs`<input> (16-byte
- * vectors of every input from the row's first aligned element g_rb +
- * g_head), element by element: see RowUse.  For ROW_MAX and ROW_SUMEXP the
- * map's results (x, w) are the online softmax pair's (value, weight). */
-static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, char ***racc) {
+/* Vector g_v of the row (if g_v < lim), already in registers
+ * `regs`<input> (16-byte vectors of every input from the row's first
+ * aligned element g_rb + g_head), element by element: see RowUse.  For
+ * ROW_MAX and ROW_SUMEXP the map's results (x, w) are the online softmax
+ * pair's (value, weight). */
+static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, const char *lim, char ***racc) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     int V = k->vec, nred = ir_stmt_red_width(s);
     bool post = use == ROW_POST;
-    be_line(b, "if (g_v < g_nv) {");
+    be_line(b, "if (g_v < %s) {", lim);
     b->indent++;
     if (post) {
         for (int r = 0; r < s->post->nres; r++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[nred + r]->elem), r); }
@@ -1270,31 +1272,41 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, cha
     be_line(b, "}");
 }
 
-/* The row's vector vb + u * g_tpr: 32-bit for the registers (vb g_lane:
- * below items x blockDim.x), else 64-bit. */
+/* The row's vector vb + u * g_tpr: 32-bit in the registers' and the
+ * stash's part (vb g_lane or g_sb: below (items + stash) x blockDim.x),
+ * else 64-bit (vb g_vb). */
+static bool row_narrow(const char *vb) { return strcmp(vb, "g_vb") != 0; }
 static const char *row_vidx(CuEmit *c, const char *vb, int u) {
-    return strcmp(vb, "g_lane") == 0 ? be_strf(&c->x, "g_lane + %d * g_tpr", u) : be_strf(&c->x, "%s + (int64_t)%d * g_tpr", vb, u);
+    return row_narrow(vb) ? be_strf(&c->x, "%s + %d * g_tpr", vb, u) : be_strf(&c->x, "%s + (int64_t)%d * g_tpr", vb, u);
 }
 
-/* Load vectors vb + u * g_tpr (u < n) of every input into
- * `regs`<u>_<input> (declared by the caller), all in flight at once. */
-static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs) {
+/* Load vectors vb + u * g_tpr (u < n, those below lim) of every input into
+ * `regs`<u>_<input> (declared by the caller), all in flight at once: from
+ * the row in global memory, or with `stash` from the stash (the row's
+ * vector v in slot v - g_s0 of g_st<input>). */
+static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, const char *lim, bool stash) {
     IrStmt *s = k->stmt;
     for (int u = 0; u < n; u++) {
         const char *v = row_vidx(c, vb, u);
-        be_line(c->b, "if (%s < g_nv) {", v);
-        for (int i = 0; i < s->nins; i++) { be_line(c->b, "    %s%d_%d = g_pv%d[%s];", regs, u, i, i, v); }
+        be_line(c->b, "if (%s < %s) {", v, lim);
+        for (int i = 0; i < s->nins; i++) {
+            if (stash) {
+                be_line(c->b, "    %s%d_%d = g_st%d[%s - g_s0];", regs, u, i, i, v);
+            } else {
+                be_line(c->b, "    %s%d_%d = g_pv%d[%s];", regs, u, i, i, v);
+            }
+        }
         be_line(c->b, "}");
     }
 }
 
 /* Use the vectors loaded by row_loads (see RowUse). */
-static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, RowUse use, char ***racc) {
+static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, RowUse use, const char *lim, char ***racc) {
     for (int u = 0; u < n; u++) {
         be_line(c->b, "{ /* unrolled copy %d of %d */", u + 1, n);
         c->b->indent++;
-        be_line(c->b, "const %s g_v = %s;", strcmp(vb, "g_lane") == 0 ? "int" : "int64_t", row_vidx(c, vb, u));
-        row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, racc);
+        be_line(c->b, "const %s g_v = %s;", row_narrow(vb) ? "int" : "int64_t", row_vidx(c, vb, u));
+        row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, lim, racc);
         c->b->indent--;
         be_line(c->b, "}");
     }
@@ -1307,29 +1319,111 @@ static void declare_regs(CuEmit *c, IrKernel *k, int n, const char *regs) {
     }
 }
 
+/* The stash: when a block holds a row for a post, the row's vectors beyond
+ * the registers' `items` per lane go to dynamic shared memory (extern
+ * __shared__ gpuc_stash, g_sv vectors per lane and input, sized by the host
+ * launcher from the row length) as phase 1 reads them, and phase 2 reads
+ * them from there instead of global memory; vectors beyond the stash (rows
+ * longer than registers + stash) are read twice from global memory as
+ * before.  Lane l's vectors l + u * g_tpr go to slots l + (u - items) *
+ * g_tpr, so every thread reads back only what it wrote (no barrier) and a
+ * warp's 16-byte accesses are consecutive (no bank conflicts).
+ * grep "ROW STASH" if you change these: the launcher sizes the stash. */
+#define ROW_STASH_LANE_BYTES 384     /* at most 24 vectors of 16 bytes per thread, all inputs */
+#define ROW_STASH_BLOCK_BYTES 98304  /* at most 96 KiB a block: two blocks and their static shared memory fit in sm_90's 228 KiB */
+
+typedef struct {
+    bool on;  /* the kernel has a stash: a post, 16-byte vectors */
+    int fs;   /* vectors per lane and input in flight while phase 1 fills it */
+    int fr;   /* vectors per lane and input read from it at a time (sum, post) */
+    int sv;   /* the most vectors per lane and input it holds */
+} RowStash;
+
+static RowStash row_stash(const IrKernel *k) {
+    RowStash st = { false, 1, 1, 0 };
+    int n = k->stmt->nins;
+    if (!k->stmt->post || !k->vectorize || n < 1) { return st; }
+    /* ptxas, sm_90, row softmax at 128 registers: f32 fills 4 and reads 2
+     * (120 registers), f64 2 and 1 (128, its exp takes more; 4 in flight
+     * spilled 340 bytes) */
+    int wide = ir_scalar_size(k->stmt->ins[0]->elem) == 8;
+    st.fs = (wide ? 2 : 4) / n > 0 ? (wide ? 2 : 4) / n : 1;
+    st.fr = (wide ? 1 : 2) / n > 0 ? (wide ? 1 : 2) / n : 1;
+    st.sv = ROW_STASH_LANE_BYTES / 16 / n;
+    st.on = st.sv > 0;
+    return st;
+}
+
+/* The row kernel's static shared memory: 32 values per component of its
+ * reductions (row_allreduce, row_allreduce1). */
+static int row_static_shared(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    int bytes = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { bytes += 32 * ir_scalar_size(s->reds[r].op->ptypes[j]); }
+    }
+    return bytes;
+}
+
+/* One pass over the stash's part of the row (vectors g_s0 .. g_se - 1),
+ * st.fs vectors per lane at a time: `fill` (phase 1) loads them from global
+ * memory and stores them into the stash, else they come from the stash;
+ * then `use` (see RowUse). */
+static void row_stash_pass(CuEmit *c, IrKernel *k, bool fill, RowUse use, char ***racc) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    RowStash st = row_stash(k);
+    int n = fill ? st.fs : st.fr;
+    be_line(b, "for (int g_sb = g_lane + g_s0; g_sb < g_se; g_sb += %d * g_tpr) {", n);
+    b->indent++;
+    declare_regs(c, k, n, "g_a");
+    row_loads(c, k, n, "g_sb", "g_a", "g_se", !fill);
+    for (int u = 0; fill && u < n; u++) {
+        const char *v = row_vidx(c, "g_sb", u);
+        be_line(b, "if (%s < g_se) {", v);
+        for (int i = 0; i < s->nins; i++) { be_line(b, "    g_st%d[%s - g_s0] = g_a%d_%d;", i, v, u, i); }
+        be_line(b, "}");
+    }
+    row_uses(c, k, n, "g_sb", "g_a", use, "g_se", racc);
+    b->indent--;
+    be_line(b, "}");
+}
+
 /* The vectors of the row: with a post, the first `items` per lane stay in
- * registers (g_c<u>_<input>, declared per row) for phase 2, and the rest
- * (rows longer than that, read again in phase 2) go 2 vectors per lane at a
- * time, so the registers hold the row; without a post, `items` vectors per
- * lane are in flight at a time.  `later`: phase 1 only loads the registers
- * (row_softmax_regs reduces them). */
+ * registers (g_c<u>_<input>, declared per row) for phase 2, the next ones
+ * in the stash (row_stash_pass), and the rest (rows longer than that, read
+ * again in phase 2) go 2 vectors per lane at a time, so the registers hold
+ * the row; without a post, `items` vectors per lane are in flight at a
+ * time.  `later`: phase 1 only loads the registers and takes the stash's
+ * maximum (row_softmax_regs reduces them). */
 static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char ***racc) {
     BeBuf *b = c->b;
     int C = k->items;
     bool post = k->stmt->post != NULL;
+    RowStash st = row_stash(k);
     int F = post && C > 2 ? 2 : C;
     RowUse use = phase2 ? ROW_POST : ROW_FOLD;
     if (post) {
         be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
-        if (!phase2) { row_loads(c, k, C, "g_lane", "g_c"); }
-        if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, racc); }
+        if (!phase2) { row_loads(c, k, C, "g_lane", "g_c", "g_nv", false); }
+        if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, "g_nv", racc); }
     }
-    be_line(b, "/* %s: %d vectors per lane in flight */", post ? "beyond the registers" : "the row's vectors", F);
-    be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", post ? be_strf(&c->x, " + (int64_t)%d * g_tpr", C) : "", F);
+    if (st.on) {
+        if (phase2) {
+            be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", st.fr);
+        } else {
+            be_line(b, "/* the next vectors into the stash as they are read, %d per lane in flight%s */", st.fs,
+                    later ? " (their maximum now, their sum with the registers')" : "");
+        }
+        row_stash_pass(c, k, !phase2, phase2 ? ROW_POST : later ? ROW_MAX : ROW_FOLD, racc);
+    }
+    be_line(b, "/* %s: %d vectors per lane in flight */", post ? st.on ? "beyond the stash" : "beyond the registers" : "the row's vectors", F);
+    const char *from = !post ? "" : st.on ? " + (int64_t)g_s1" : be_strf(&c->x, " + (int64_t)%d * g_tpr", C);
+    be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", from, F);
     b->indent++;
     declare_regs(c, k, F, "g_a");
-    row_loads(c, k, F, "g_vb", "g_a");
-    row_uses(c, k, F, "g_vb", "g_a", use, racc);
+    row_loads(c, k, F, "g_vb", "g_a", "g_nv", false);
+    row_uses(c, k, F, "g_vb", "g_a", use, "g_nv", racc);
     b->indent--;
     be_line(b, "}");
 }
@@ -1366,24 +1460,31 @@ static bool row_softmax_regs_ok(const IrKernel *k) {
            strcmp(s->reds[0].name, "online_softmax") == 0;
 }
 
-/* The online softmax pair over the row, the registers' elements not yet
- * folded (acc: this thread's pair over the others): the row's maximum
- * first, then the sum with each register element's exp(x - max) once,
- * instead of the operator per element (two exps, a serial chain) and per
- * butterfly step.  The result is the operator's over all the elements:
+/* The online softmax pair over the row, the registers' and the stash's
+ * elements not yet folded (acc: this thread's pair over the others; g_mx:
+ * the stash's maximum, taken as phase 1 filled it): the row's maximum
+ * first, then the sum with each register and stash element's exp(x - max)
+ * once, instead of the operator per element (two exps, a serial chain) and
+ * per butterfly step.  The result is the operator's over all the elements:
  * (max, the sum of every weight scaled to the max). */
 static void row_softmax_regs(CuEmit *c, IrKernel *k, int id, char **acc) {
     BeBuf *b = c->b;
     IrScalar t = k->stmt->reds[0].op->ptypes[0];
     const char *T = ct(t), *mx = t == IR_F32 ? "fmaxf" : "fmax", *ex = t == IR_F32 ? "expf" : "exp";
-    be_line(b, "/* the online (max, sum) pair, the registers' elements once each: the row's maximum, then the sum of exp(x - max) */");
-    be_line(b, "%s g_mx = %s;", T, acc[0]);
-    row_uses(c, k, k->items, "g_lane", "g_c", ROW_MAX, NULL);
+    bool st = row_stash(k).on;
+    be_line(b, "/* the online (max, sum) pair, the registers' %selements once each: the row's maximum, then the sum of exp(x - max) */",
+            st ? "and the stash's " : "");
+    be_line(b, "g_mx = %s(g_mx, %s);", mx, acc[0]);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_MAX, "g_nv", NULL);
     row_allreduce1(c, "g_mx", be_strf(&c->x, "%s(%%s, %%s)", mx), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())",
                    be_strf(&c->x, "g_sh%d_0_0", id));
-    be_line(b, "/* the elements outside the registers: their pair scaled to the row's maximum */");
+    be_line(b, "/* the elements outside the registers%s: their pair scaled to the row's maximum */", st ? " and the stash" : "");
     be_line(b, "%s g_sum = %s == g_mx ? %s : %s * %s(%s - g_mx);", T, acc[0], acc[1], acc[1], ex, acc[0]);
-    row_uses(c, k, k->items, "g_lane", "g_c", ROW_SUMEXP, NULL);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_SUMEXP, "g_nv", NULL);
+    if (st) {
+        be_line(b, "/* the stash's elements */");
+        row_stash_pass(c, k, false, ROW_SUMEXP, NULL);
+    }
     row_allreduce1(c, "g_sum", "%s + %s", be_strf(&c->x, "(%s)0", T), be_strf(&c->x, "g_sh%d_0_1", id));
     be_line(b, "%s = g_mx;", acc[0]);
     be_line(b, "%s = g_sum;", acc[1]);
@@ -1423,7 +1524,8 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
  * row's threads then combine (warp butterfly, then one value per warp
  * through shared memory), so every thread has the row's results.  Phase 2
  * (a post: row softmax) applies the post to each element, from registers
- * where the row fit, and writes the 2-D results.  Operators not known to be
+ * and the stash (row_stash_pass) where the row fit, and writes the 2-D
+ * results.  Operators not known to be
  * commutative take contiguous runs of the row per thread, in order. */
 static void emit_segred_row(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
@@ -1431,8 +1533,12 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
     KParams p = { 0 };
     stmt_params(c, s, &p);
     kp_add(c, &p, "const int g_tpr", "g_tpr");
+    RowStash st = row_stash(k);
+    if (st.on) { kp_add(c, &p, "const int g_sv", "g_sv"); }
     kernel_comment(c, k);
-    signature(c, k, &p);
+    /* with a stash, at most 128 registers a thread (the blocks' count the
+     * launcher's stash sizes assume: grep "ROW STASH") */
+    signature_min(c, k, &p, st.on && k->block < 512 ? 512 / k->block : 0);
     const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
     int nred = ir_stmt_red_width(s);
@@ -1444,6 +1550,16 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);");
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_sh%d_%d_%d[32];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
+    }
+    if (st.on) {
+        be_line(b, "/* the stash: the row's vectors g_s0 .. g_s1 - 1 (after the registers' %d per lane) in dynamic shared memory, g_sv per lane and input; only when a block holds the row */", k->items);
+        be_line(b, "extern __shared__ gpuc_v16_f32 gpuc_stash[];");
+        for (int i = 0; i < s->nins; i++) {
+            const char *tn = ir_scalar_name(s->ins[i]->elem);
+            be_line(b, "gpuc_v16_%s *const g_st%d = (gpuc_v16_%s *)(gpuc_stash + %d * g_sv * g_tpr);", tn, i, tn, i);
+        }
+        be_line(b, "const int g_s0 = %d * g_tpr;", k->items);
+        be_line(b, "const int g_s1 = g_tpr == (int)blockDim.x ? g_s0 + g_sv * g_tpr : g_s0;");
     }
     if (k->vectorize) {
         /* every row of every array starts at the same offset from a 16-byte boundary */
@@ -1471,7 +1587,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_line(b, "    g_head = %s;", cols);
         be_line(b, "}");
         be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
-        be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' part */");
+        be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' and the stash's part */");
         for (int i = 0; i < s->nins; i++) {
             const char *tn = ir_scalar_name(s->ins[i]->elem);
             be_line(b, "const gpuc_v16_%s *g_pv%d = (const gpuc_v16_%s *)(%s + g_rb + g_head);", tn, i, tn, be_vname(s->ins[i]));
@@ -1481,6 +1597,11 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
             be_line(b, "gpuc_v16_%s *g_pw%d = (gpuc_v16_%s *)(%s + g_rb + g_head);", tn, r, tn, be_vname(s->outs[nred + r]));
         }
         if (post) { declare_regs(c, k, k->items, "g_c"); }
+        if (st.on) { be_line(b, "const int g_se = (int)(g_nv < (int64_t)g_s1 ? g_nv : (int64_t)g_s1);  /* the stash's end in this row */"); }
+        if (sm) {
+            IrScalar t = s->reds[0].op->ptypes[0];
+            be_line(b, "%s g_mx = %s;  /* the row's maximum: the stash's first */", ct(t), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())");
+        }
         be_line(b, "/* phase 1: reduce the row */");
         row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc);
         row_vectors(c, k, false, sm, racc);
@@ -1816,8 +1937,11 @@ static void emit_matmul(CuEmit *c, IrKernel *k) {
  * error code unless noted:
  *   gpuc_h_alloc(h, &p, bytes)  gpuc_h_free(h, p)  gpuc_h_mark(h)  gpuc_h_release(h, mark)
  *   gpuc_h_zero(h, p, bytes)    gpuc_h_d2d / gpuc_h_d2h / gpuc_h_h2d(h, dst, src, bytes)
- *   gpuc_h_launch(h, GPUC_KERNEL(name), grid_x, grid_y, block, args)
- *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
+ *   gpuc_h_launch(h, GPUC_KERNEL(name), grid_x, grid_y, block, shared, args)
+ *     (shared: bytes of dynamic shared memory, 0 but for the row kernels'
+ *     stash; over 48 KiB the kernel opts in once, by either implementation)
+ *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_shared_max(h) (the shared memory
+ *   a block may opt into, bytes)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
  *   (blocks of the kernel that fit on one multiprocessor)  gpuc_h_oob(h, &hit, at) (fetch and clear
  *   the device's out-of-bounds record)  gpuc_h_status(h) (a failed host read)
  *   gpuc_dread(h, p, i, n, j, m) (one element of a device array)
@@ -1829,18 +1953,19 @@ static const char *count_of(CuEmit *c, const IrValue *v) {
     return be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]));
 }
 
-/* A launch of `block` threads per block (an expression). */
-static void launch_block(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy, const char *block) {
+/* A launch of `block` threads per block and `shared` bytes of dynamic
+ * shared memory (expressions). */
+static void launch_block(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy, const char *block, const char *shared) {
     BeBuf *b = c->b;
     be_printf(b, "%*s{ void *g_args[] = { ", b->indent * 4, "");
     for (int i = 0; i < p->n; i++) { be_printf(b, "%s(void *)&%s", i ? ", " : "", p->arg[i]); }
     if (!p->n) { be_printf(b, "NULL"); }
     be_printf(b, " };\n");
-    be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %s, g_args)); }", k->name, gx, gy, block);
+    be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %s, %s, g_args)); }", k->name, gx, gy, block, shared);
 }
 
 static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy) {
-    launch_block(c, k, p, gx, gy, be_strf(&c->x, "%d", k->block));
+    launch_block(c, k, p, gx, gy, be_strf(&c->x, "%d", k->block), "0");
 }
 
 /* `if (cond) { launch }` */
@@ -2016,27 +2141,76 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         /* threads per row from the row length: the fewest of 4, 8, 16 or 32
          * lanes of a warp whose `items` vectors per lane hold the row (short
          * rows: every lane's registers used, a shorter butterfly), else a
-         * block of 128 up to k->block threads (the smallest that holds the
-         * row in registers) */
+         * block of 128 up to k->block threads: the smallest that holds the
+         * row in registers, or with a stash (grep "ROW STASH") in registers
+         * and the stash.
+         *
+         * Why the stash's sizes (sm_90, not measured): these kernels take
+         * at most 128 registers a thread (__launch_bounds__(256, 2); ptxas:
+         * f32 softmax 120, f64 128, no spills), so 4 blocks of 128 threads
+         * or 2 of 256 fit an SM's 64 K registers, and 1 of 512. Long rows were at one 512-thread block
+         * per SM: its barriers (two butterflies through shared memory per
+         * row) and the turn from reading to writing left the SM without
+         * loads in flight, and half a row of 32768 f32 was read twice. So
+         * the launcher picks blocks of 128 or 256 (k->block is 256 for
+         * these kernels): registers hold 16 KB of the row per 128 threads
+         * (8 x 16 bytes each), the stash at most 24 vectors (384 bytes) a
+         * thread and 96 KiB a block, so 4 blocks of 128 (48 KiB each) or 2
+         * of 256 (96 KiB each) still fit in the 228 KiB of shared memory
+         * that registers would let in, 512 threads an SM either way, 2 or 4
+         * rows in progress at different phases. Rows of f32 up to 16384
+         * (f64 8192) take 128 threads, up to 32768 (f64 16384) 256;
+         * longer rows read the rest twice, from 256 threads. The stash
+         * fills 4 vectors a lane at a time (f64 2: 16 or 8 KB in flight per
+         * 256 threads on top of the registers' 32 KB). No carveout is set:
+         * the driver sizes each kernel's shared memory to the blocks that
+         * fit (worth a look at ncu's occupancy section). */
         int per = k->items * k->vec, tpb0 = k->block < 256 ? k->block : 256;
+        RowStash st = row_stash(k);
         const char *rows = be_vname(s->w[0]), *cols = be_vname(s->w[1]);
         be_line(b, "int g_tpr = 32;");
         be_line(b, "while (g_tpr > 4 && (int64_t)(g_tpr / 2) * %d >= %s) {", per, cols);
         be_line(b, "    g_tpr /= 2;");
         be_line(b, "}");
         be_line(b, "unsigned g_tpb = %d;", tpb0);
+        if (st.on) { be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */"); }
         be_line(b, "if (%s > (int64_t)%d) {", cols, 32 * per);
-        be_line(b, "    for (g_tpb = %d; g_tpb < %du && (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, k->block, per, cols);
-        be_line(b, "    }");
+        if (st.on) {
+            int vb = 16 * k->stmt->nins;  /* bytes of a stash vector per lane, every input */
+            be_line(b, "    /* the stash may take the device's opt-in limit less the static shared memory, at most %d bytes a block and %d a thread */",
+                    ROW_STASH_BLOCK_BYTES, ROW_STASH_LANE_BYTES);
+            be_line(b, "    const int64_t g_smax = (int64_t)gpuc_h_shared_max(gpuc_h) - %d;", row_static_shared(k));
+            be_line(b, "    for (g_tpb = %du;; g_tpb *= 2) {", k->block < 128 ? k->block : 128);
+            be_line(b, "        int64_t g_cap = (int64_t)%d * g_tpb * %d <= (int64_t)%d ? %d : (int64_t)%d / ((int64_t)g_tpb * %d);", st.sv, vb,
+                    ROW_STASH_BLOCK_BYTES, st.sv, ROW_STASH_BLOCK_BYTES, vb);
+            be_line(b, "        if (g_cap * g_tpb * %d > g_smax) {", vb);
+            be_line(b, "            g_cap = g_smax > 0 ? g_smax / ((int64_t)g_tpb * %d) : 0;", vb);
+            be_line(b, "        }");
+            be_line(b, "        g_sv = (int)g_cap;");
+            be_line(b, "        if (g_tpb >= %du || (int64_t)g_tpb * (%d + (int64_t)g_sv * %d) >= %s) {", k->block, per, k->vec, cols);
+            be_line(b, "            break;");
+            be_line(b, "        }");
+            be_line(b, "    }");
+            be_line(b, "    /* only the stash vectors the row needs */");
+            be_line(b, "    const int64_t g_need = ((%s + %d) / %d + g_tpb - 1) / g_tpb - %d;", cols, k->vec - 1, k->vec, k->items);
+            be_line(b, "    if (g_need < (int64_t)g_sv) {");
+            be_line(b, "        g_sv = g_need > 0 ? (int)g_need : 0;");
+            be_line(b, "    }");
+        } else {
+            be_line(b, "    for (g_tpb = %d; g_tpb < %du && (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, k->block, per, cols);
+            be_line(b, "    }");
+        }
         be_line(b, "    g_tpr = (int)g_tpb;");
         be_line(b, "}");
+        if (st.on) { be_line(b, "const unsigned g_shared = (unsigned)g_sv * g_tpb * %du;  /* the stash */", 16 * k->stmt->nins); }
         be_line(b, "const int64_t g_rpb = (int64_t)(g_tpb / (unsigned)g_tpr);");
         be_line(b, "const int64_t g_blocks = (%s + g_rpb - 1) / g_rpb;", rows);
         be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 65535 * 16 ? g_blocks : 65535 * 16);");
         kp_add(c, &p, "", "g_tpr");
+        if (st.on) { kp_add(c, &p, "", "g_sv"); }
         be_line(b, "if (%s > 0) {", rows);
         b->indent++;
-        launch_block(c, k, &p, "g_grid", "1", "g_tpb");
+        launch_block(c, k, &p, "g_grid", "1", "g_tpb", st.on ? "g_shared" : "0");
         b->indent--;
         be_line(b, "}");
         break;
@@ -2309,6 +2483,12 @@ static void nvcc_host_prelude(BeBuf *b) {
         "    if (nseen < 64) { seen[nseen].k = k; seen[nseen].block = block; seen[nseen].n = *out; nseen++; }\n"
         "    return 0;\n"
         "}\n"
+        "GPUC_HAPI int gpuc_h_shared_max(GpucHost *h) {\n"
+        "    (void)h;\n"
+        "    static int bytes = 0;\n"
+        "    if (!bytes) { int d = 0; if (cudaGetDevice(&d) != cudaSuccess || cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess || bytes <= 0) { bytes = 48 * 1024; } }\n"
+        "    return bytes;\n"
+        "}\n"
         "typedef struct { void *p; size_t n; } GpucBlock;\n"
         "static GpucBlock gpuc_free_blocks[256], *gpuc_live;\n"
         "static int gpuc_nfree, gpuc_nlive, gpuc_caplive;\n"
@@ -2367,8 +2547,21 @@ static void nvcc_host_prelude(BeBuf *b) {
         "    cudaError_t e = cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToHost, h);\n"
         "    return (int)(e != cudaSuccess ? e : cudaStreamSynchronize(h));\n"
         "}\n"
-        "GPUC_HAPI int gpuc_h_launch(GpucHost *h, const void *k, unsigned gx, unsigned gy, unsigned block, void **args) {\n"
-        "    cudaError_t e = cudaLaunchKernel(k, dim3(gx, gy), dim3(block), args, 0, h);\n"
+        "/* kernels that opted in to more than 48 KiB of dynamic shared memory, and how much */\n"
+        "static struct { const void *k; unsigned bytes; } gpuc_optin[64];\n"
+        "static int gpuc_noptin;\n"
+        "GPUC_HAPI int gpuc_h_launch(GpucHost *h, const void *k, unsigned gx, unsigned gy, unsigned block, unsigned shared, void **args) {\n"
+        "    if (shared > 48u * 1024u) {\n"
+        "        int i = 0;\n"
+        "        while (i < gpuc_noptin && gpuc_optin[i].k != k) { i++; }\n"
+        "        if (i == gpuc_noptin || gpuc_optin[i].bytes < shared) {\n"
+        "            cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);\n"
+        "            if (e != cudaSuccess) { return (int)e; }\n"
+        "            if (i == gpuc_noptin && i < 64) { gpuc_optin[i].k = k; gpuc_noptin++; }\n"
+        "            if (i < 64) { gpuc_optin[i].bytes = shared; }\n"
+        "        }\n"
+        "    }\n"
+        "    cudaError_t e = cudaLaunchKernel(k, dim3(gx, gy), dim3(block), args, shared, h);\n"
         "    return (int)(e != cudaSuccess ? e : cudaGetLastError());\n"
         "}\n"
         "GPUC_HAPI int gpuc_h_oob(GpucHost *h, int *hit, long long at[2]) {\n"

@@ -154,6 +154,10 @@ void ir_to_kernels(IrModule *m) {
                 for (int r = 0; r < s->nreds; r++) { if (!s->reds[r].commutative) { k.ordered = true; } }
                 k.vectorize = same && !k.ordered;
                 if (same) { vec = 16 / ir_scalar_size(s->ins[0]->elem); }
+                /* a post over 16-byte vectors keeps the row in registers and
+                 * a stash in shared memory: at most 256 threads, so that two
+                 * blocks fit an SM (backend/emit_cuda.c, grep "ROW STASH") */
+                if (k.vectorize && s->post) { k.block = 256; }
                 break;
             }
             case IR_K_SEGRED_COL:
