@@ -11,6 +11,7 @@
 #   - the clients of the library and header outputs (tests/clients/gpu_check.sh)
 #     when present;
 #   - gpuc tune on bench/tune.gdsl (GPUC_CHECK_TUNE=0 leaves it out).
+# GPUC_CHECK_BLOCKS=0 and GPUC_CHECK_SANITIZE=0 leave out the first two.
 # Ends with "N passed, N failed". Logs in $OUT (default /tmp/gpuc-gpu-check).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 blocks=("$root/examples" "$root/stdlib")
 ls "$root"/tests/gpu/blocks/*.gdsl > /dev/null 2>&1 && blocks+=("$root/tests/gpu/blocks")
-check test_blocks_cuda "$gpuc" test --backend=cuda "${blocks[@]}"
+# GPUC_CHECK_BLOCKS=0 leaves the test blocks out (a sanitizer-only rerun)
+[ "${GPUC_CHECK_BLOCKS:-1}" = 1 ] && check test_blocks_cuda "$gpuc" test --backend=cuda "${blocks[@]}"
 
 nvrtc_free_start() {
   local cache; cache=$(mktemp -d)
