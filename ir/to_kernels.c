@@ -9,10 +9,9 @@
  * from per-primitive defaults chosen for memory-bound work:
  *   map      256 threads, 32 bytes per thread (16-byte vectors, 2 in flight)
  *   reduce   256 threads, 64 bytes per thread, grid-stride, last block combines
- *   scan     128 threads x 24 items (4-byte) / 224 x 24 (8-byte), CUB's sm_90
- *            tiles; decoupled look-back (24 measured 1.4x faster than 12 on
- *            an H200 at 2^28 i32)
- *   filter   256 threads x 96 bytes of kept values (24 f32), at most 32 items
+ *   scan     128 threads x 40 items when one 4-byte value is scanned, else
+ *            128 x 24 (swept on an H100); decoupled look-back
+ *   filter   256 threads x 128 bytes of kept values (32 f32), at most 32 items
  *            (one bit each in a keep mask); the look-back of scans over per-warp
  *            counts, no shared staging: 2 barriers a tile
  *   segred   rows: a warp or 128..512 threads per row, picked at run time
