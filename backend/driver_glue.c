@@ -7,10 +7,11 @@
 #include "backend.h"
 #include "frontend.h"
 
-/* Returns 0 on success, 1 after errors (already reported). */
-int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out);
+/* Returns 0 on success, 1 after errors (already reported). no_opt (-O0)
+ * skips simplify and every fusion pass. */
+int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, bool no_opt, FILE *out);
 
-int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out) {
+int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, bool no_opt, FILE *out) {
     if (dump_after) {
         bool known = strcmp(dump_after, "all") == 0;
         for (int i = 0; ir_pass_names[i]; i++) { known = known || strcmp(ir_pass_names[i], dump_after) == 0; }
@@ -29,7 +30,7 @@ int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bo
         return 1;
     }
     m->explain = explain;
-    IrPipelineOptions po = { dump_after, out, strcmp(emit, "ir-unfused") == 0 };
+    IrPipelineOptions po = { dump_after, out, no_opt || strcmp(emit, "ir-unfused") == 0, no_opt };
     ir_run_pipeline(m, &po);
     if (explain) { ir_print_explain(out, m); }
     int rc = 0;
@@ -53,10 +54,10 @@ int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bo
  * header and manifest (backend/emit_lib.c). name is the C prefix, archs the
  * embedded images ("sm_80,sm_90,compute_90", or NULL). Returns 0, or 1 after
  * errors (already reported). */
-int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version,
+int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version, bool no_opt,
                        FILE *source, FILE *header, FILE *manifest);
 
-int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version,
+int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version, bool no_opt,
                        FILE *source, FILE *header, FILE *manifest) {
     IrLowerOptions lo = { 0 };
     IrModule *m = ir_lower(prog, &lo);
@@ -64,7 +65,7 @@ int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, con
         ir_module_free(m);
         return 1;
     }
-    IrPipelineOptions po = { NULL, NULL, false };
+    IrPipelineOptions po = { NULL, NULL, no_opt, no_opt };
     ir_run_pipeline(m, &po);
     BeLibOptions o = { name, archs, prog->nmodules ? prog->modules[0]->path : m->file, version };
     int rc = be_emit_lib_source(source, m, &o) || be_emit_lib_header(header, m, &o) || be_emit_lib_manifest(manifest, m, &o);

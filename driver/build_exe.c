@@ -57,7 +57,8 @@
 #endif
 
 /* the backend's one entry point (backend/driver_glue.c) */
-extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out);
+extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, bool no_opt,
+                          FILE *out);
 
 static char *xstrdup(const char *s)
 {
@@ -337,8 +338,10 @@ static int split_words(char *s, char **out, int max)
  * only"). With written_archs, *written_archs gets the images' names
  * ("sm_80,sm_90,compute_90", malloc'd) when written. Shared by executables
  * and libraries (--emit=lib). */
-int drv_write_images(FeProgram *prog, const char *archs, const char *images_path, const char *what, char **written_archs);
-int drv_write_images(FeProgram *prog, const char *archs, const char *images_path, const char *what, char **written_archs)
+int drv_write_images(FeProgram *prog, const char *archs, bool no_opt, const char *images_path, const char *what,
+                     char **written_archs);
+int drv_write_images(FeProgram *prog, const char *archs, bool no_opt, const char *images_path, const char *what,
+                     char **written_archs)
 {
     bool explicit = archs != NULL;
     if (!archs) {
@@ -363,7 +366,7 @@ int drv_write_images(FeProgram *prog, const char *archs, const char *images_path
         fprintf(stderr, "gpuc: error: out of memory\n");
         return 1;
     }
-    int rc = be_driver_emit(prog, "cuda", NULL, false, mem);
+    int rc = be_driver_emit(prog, "cuda", NULL, false, no_opt, mem);
     if (fclose(mem) != 0 || rc != 0) {
         free(source);
         return 1;
@@ -452,7 +455,7 @@ int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
     gen = xprintf("%s/program.c", dir);
     log = xprintf("%s/cc.log", dir);
     images = xprintf("%s/images.h", dir);
-    int img = drv_write_images(prog, bo->arch, images, "the executable has the C backend only", NULL);
+    int img = drv_write_images(prog, bo->arch, bo->no_opt, images, "the executable has the C backend only", NULL);
     if (img == 1) {
         goto done;
     }
@@ -461,7 +464,7 @@ int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
         fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", gen, strerror(errno));
         goto done;
     }
-    int rc = be_driver_emit(prog, "program", NULL, false, f);
+    int rc = be_driver_emit(prog, "program", NULL, false, bo->no_opt, f);
     if (fclose(f) != 0 || rc != 0) {
         if (rc == 0) {
             fprintf(stderr, "gpuc: error: cannot write '%s'\n", gen);
@@ -585,7 +588,7 @@ done:
 
 /* ---- gpuc --emit=lib: an ahead-of-time library ---- */
 
-extern int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version,
+extern int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version, bool no_opt,
                               FILE *source, FILE *header, FILE *manifest);
 
 /* Run a tool with its output in log; on failure print what and the log. */
@@ -677,14 +680,14 @@ int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
         goto done;
     }
     char *images = xprintf("%s/images.h", tmp);
-    int img = drv_write_images(prog, bo->arch, images, "the library has no kernels (NAME_new will say so)", &archs);
+    int img = drv_write_images(prog, bo->arch, bo->no_opt, images, "the library has no kernels (NAME_new will say so)", &archs);
     free(images);
     if (img == 1) {
         goto done;
     }
     char *src = xprintf("%s/%s.c", tmp, name), *hdr = xprintf("%s/%s.h", tmp, name), *man = xprintf("%s/%s.json", tmp, name);
     FILE *fs = fopen(src, "w"), *fh = fopen(hdr, "w"), *fm = fopen(man, "w");
-    int rc = fs && fh && fm ? be_driver_emit_lib(prog, name, archs, GPUC_VERSION, fs, fh, fm) : -1;
+    int rc = fs && fh && fm ? be_driver_emit_lib(prog, name, archs, GPUC_VERSION, bo->no_opt, fs, fh, fm) : -1;
     if (rc < 0) {
         fprintf(stderr, "gpuc: error: cannot write in '%s': %s\n", tmp, strerror(errno));
     }

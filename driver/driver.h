@@ -17,6 +17,7 @@ typedef struct DrvBuildOptions {
     const char *arch;       /* --arch=sm_80,sm_90 (NULL = the default list) */
     const char *gpuc_home;  /* --gpuc-home PREFIX; NULL = $GPUC_HOME, else the build tree */
     bool verbose;           /* gpuc run -v: say whether the cache was hit */
+    bool no_opt;            /* -O0: no simplify rewrites, no fusion (the differential tests' reference) */
 } DrvBuildOptions;
 
 /* Check an --arch list (sm_NN[,sm_NN...]); 0 if good, else report and -1. */

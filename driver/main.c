@@ -32,6 +32,7 @@ typedef struct Options {
     const char *arch;         /* --arch=sm_80,sm_90: cubins embedded by -o */
     const char *gpuc_home;    /* --gpuc-home PREFIX: runtime libraries for -o */
     const char *tuning;       /* --tuning FILE: defines from gpuc tune */
+    bool no_opt;              /* -O0: no IR rewrites and no fusion, on every output */
     FeOptions fe;
 } Options;
 
@@ -56,6 +57,8 @@ static void usage(FILE *out)
             "                     NAME.json (docs/library.md)\n"
             "  --dump-after=PASS  print the IR after pass PASS\n"
             "  --explain-fusion   say why operations were or were not fused\n"
+            "  -O0                no IR rewrites and no fusion (one kernel per operation):\n"
+            "                     the reference of the differential tests (difftest/)\n"
             "  --list-params      print every tunable template parameter with its default\n"
             "  -D NAME=VALUE      set template parameter NAME (an integer or a scalar type)\n"
             "                     in every entry and fn that has one\n"
@@ -201,6 +204,8 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
             o->dump_after = arg + 13;
         } else if (strcmp(arg, "--explain-fusion") == 0) {
             o->explain_fusion = true;
+        } else if (strcmp(arg, "-O0") == 0) {
+            o->no_opt = true;
         } else if (strcmp(arg, "--list-params") == 0) {
             o->list_params = true;
         } else if (strcmp(arg, "-D") == 0) {
@@ -371,7 +376,7 @@ static int compile(FeArena *a, const Options *o)
     }
     if (!o->emit) {
         if (o->output) {   /* -o without --emit: an executable */
-            DrvBuildOptions bo = { o->entry, o->arch, o->gpuc_home, false };
+            DrvBuildOptions bo = { o->entry, o->arch, o->gpuc_home, false, o->no_opt };
             return drv_build_exe(prog, &bo, o->output);
         }
         return 0; /* check only */
@@ -392,18 +397,18 @@ static int compile(FeArena *a, const Options *o)
     if (strcmp(o->emit, "ir") == 0 || strcmp(o->emit, "ir-unfused") == 0 ||
         strcmp(o->emit, "c") == 0 || strcmp(o->emit, "cuda") == 0 || strcmp(o->emit, "program") == 0) {
         extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after,
-                                  bool explain, FILE *out);
+                                  bool explain, bool no_opt, FILE *out);
         if (!output_open(a, &out, o->output)) {
             return 1;
         }
-        int rc = be_driver_emit(prog, o->emit, o->dump_after, o->explain_fusion, out.f);
+        int rc = be_driver_emit(prog, o->emit, o->dump_after, o->explain_fusion, o->no_opt, out.f);
         return output_close(&out, rc == 0) ? 0 : 1;
     }
     if (strcmp(o->emit, "lib") == 0) {
         /* an ahead-of-time library: -o DIR/libNAME writes libNAME.a,
          * libNAME.so, NAME.h, NAME.json and NAME.d (driver/build_exe.c) */
         extern int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path);
-        DrvBuildOptions bo = { NULL, o->arch, o->gpuc_home, false };
+        DrvBuildOptions bo = { NULL, o->arch, o->gpuc_home, false, o->no_opt };
         return drv_build_lib(prog, &bo, o->output);
     }
     /* ---- end of emit dispatch ---- */
@@ -512,7 +517,7 @@ static int run_command(FeArena *a, int argc, char **argv)
         args[i - file] = argv[i];
     }
     args[argc - file] = NULL;
-    DrvBuildOptions bo = { o.entry, o.arch, o.gpuc_home, verbose };
+    DrvBuildOptions bo = { o.entry, o.arch, o.gpuc_home, verbose, o.no_opt };
     int status = drv_run_cached(prog, &bo, key, args);
     free(args);
     free(key);

@@ -24,7 +24,7 @@
 #endif
 
 /* backend/driver_glue.c: lower, run the passes, emit one form (0 = success). */
-int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out);
+int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, bool no_opt, FILE *out);
 
 static char input_path[64];
 static FILE *devnull;
@@ -56,7 +56,7 @@ static bool emit_to_memory(FeProgram *prog, const char *emit, bool explain)
     if (!out) {
         return false;
     }
-    int rc = be_driver_emit(prog, emit, NULL, explain, out);
+    int rc = be_driver_emit(prog, emit, NULL, explain, false, out);
     fclose(out);
     free(text);
     return rc == 0 && fe_error_count() == 0;
