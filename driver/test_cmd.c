@@ -14,7 +14,7 @@
  * reference` runs the same executable on --backend=c and compares (on the C
  * backend itself it only checks that the program runs); with --reference-O0
  * the reference is a second build of the file with -O0 (no rewrites, no
- * fusion) on the C backend, the comparison difftest/ makes. -O0 builds the
+ * fusion, no kernels compiled) on the C backend, the comparison difftest/ makes. -O0 builds the
  * programs under test that way too. Prints a line per
  * failing or skipped block and `N passed, N failed, N skipped`; exit status 1
  * on any failure (2 for a bad command line). */
@@ -470,7 +470,7 @@ int drv_test_main(int argc, char **argv)
     tr.backend = "c";
     unsigned timeout = 600;
     bool no_opt = false;
-    const char *arch = NULL;
+    const char *arch = NULL; /* --arch=LIST: of the builds under test */
     const char **paths = tb_malloc((size_t)argc * sizeof *paths);
     int npaths = 0;
     for (int i = 1; i < argc; i++) {
@@ -551,9 +551,7 @@ int drv_test_main(int argc, char **argv)
     if (tr.use_ref_O0) {
         tr.ref_O0.timeout = timeout;
         tb_args_add(&tr.ref_O0.build_args, tb_strdup("-O0"));
-        if (arch) {
-            tb_args_add(&tr.ref_O0.build_args, tb_strdup(arch));
-        }
+        tb_args_add(&tr.ref_O0.build_args, tb_strdup("--arch=none")); /* it only runs on the C backend */
     }
     const char *wrap = getenv("GPUC_TEST_WRAP");
     if (wrap && *wrap) {
