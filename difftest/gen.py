@@ -294,7 +294,8 @@ class Entry:
         self.magnitude = 4.0    # bound on |element| before accumulation
         self.tparams = ""       # template parameter list text
         self.attrs = ""
-        self.defines = []       # (PARAM, [values]) for blocks
+        self.tdefault = None    # the default of a type parameter T
+        self.exports = []       # (instance name, T value, export line): other template arguments
 
 
 class Gen:
@@ -609,16 +610,16 @@ class Gen:
                                   ("logsumexp(%s)" % g, t), ("softmax(%s)" % g, "%s[n]" % t)])
 
     def generic_recipe(self, en):
-        """A type template: the blocks set T with define."""
+        """A type template: exports instantiate it at other types."""
         r = self.r
-        en.tparams = "T: num = %s" % r.choice(INTS + FLOATS)
+        en.tdefault = r.choice(INTS + FLOATS)
+        en.tparams = "T: num = %s" % en.tdefault
         en.params.append(("x", "T[n]", "{T}[{n}]", None, ("n",)))
         body = r.choice([("sum(x * x + x)", "T"), ("cumsum(x)", "T[n]"), ("(max(x), min(x))", "(T, T)"),
                          ("scan((+), 0, x * 3)", "T[n]"), ("exscan((+), 0, x - 1)", "T[n]"),
                          ("sum(map(|v| v * 2 - 1, x))", "T")])
         en.floaty = True
         en.result = body
-        en.defines.append(("T", r.sample(INTS + FLOATS, 2)))
 
     def entry(self, idx):
         r = self.r
@@ -634,8 +635,15 @@ class Gen:
             tps += ["BLOCK: int = %d" % b, "ITEMS: int = %d" % i, "UNROLL: int = %d" % u]
             en.tparams = ", ".join(tps)
             en.attrs = " @block(BLOCK) @items(ITEMS) @unroll(UNROLL)"
-            if r.random() < 0.5:
-                en.defines.append(("BLOCK", [r.choice([32, 96, 256, 1024])]))
+        if en.tparams:  # other instances, as exports (a define would rebuild the whole file)
+            for k in range(r.randint(1, 2)):
+                args = [r.choice(INTS + FLOATS)] if en.tdefault else []
+                if en.attrs:
+                    args += [str(r.choice([32, 96, 256, 1024])), str(r.randint(1, 12)), str(r.randint(1, 8))]
+                    args = args[:len(args) - r.randint(0, 2)]  # trailing ones keep their defaults
+                inst = "%s_x%d" % (en.name, k)
+                en.exports.append((inst, args[0] if en.tdefault else None,
+                                   "export %s<%s> as %s;" % (en.name, ", ".join(args), inst)))
         return en
 
     # ---- text ----
@@ -677,15 +685,14 @@ class Gen:
             lines.append("}")
         else:
             lines.append(head + " = %s;" % en.result[0])
+        lines += [x[2] for x in en.exports]
+        instances = [(en.name, en.tdefault)] + [(x[0], x[1]) for x in en.exports]
         seed = seed_base
         code = "\n".join(lines)
         for dims in self.sizes(en):
             first = len(lines)
-            defines = [(p, r.choice(vals)) for p, vals in en.defines]
-            tval = dict(defines).get("T")
-            lines.append("//! test %s: %s" % (en.name, " ".join("%s=%d" % kv for kv in sorted(dims.items()))))
-            for p, v in defines:
-                lines.append("//!   define %s = %s" % (p, v))
+            inst, tval = r.choice(instances)
+            lines.append("//! test %s: %s" % (inst, " ".join("%s=%d" % kv for kv in sorted(dims.items()))))
             for name, _decl, rtype, scalar, _dims in en.params:
                 seed += 1
                 spec = self.spec(scalar or tval)

@@ -134,7 +134,8 @@ class Runner:
             elif kind == "crash":
                 res["crashes"].append(fl[0][2])
             else:
-                res["mismatches"].append((name, fl, self.save(seed, head, entries[name], name, fl)))
+                chunk = entries[re.sub(r"_x\d+$", "", name)]  # an export instance's blocks are its entry's
+                res["mismatches"].append((name, fl, self.save(seed, head, chunk, name, fl)))
         return res
 
     def classify(self, path, name, fl):
