@@ -34,7 +34,7 @@ SIZES_TILE = [4095, 4096, 4097, 5120, 8192]
 SIZES_BIG = [65537]
 SIZE_HUGE = 2 ** 20 + 3
 SHAPES_2D = [(0, 3), (3, 0), (1, 1), (2, 31), (31, 33), (33, 129), (128, 257), (5, 1025),
-             (1024, 65), (3, 4097), (257, 1024), (4097, 3), (1, 8193)]
+             (1024, 65), (3, 4097), (257, 1024), (4097, 3), (1, 8193), (2, 20000)]
 
 
 def flit(r, lo=-2.0, hi=2.0, ty=""):
@@ -557,7 +557,14 @@ class Gen:
             return
         axis = r.choice([0, 1])
         dim = "n" if axis == 1 else "m"
-        k = r.randrange(5)
+        k = r.randrange(6)
+        if k == 5 and t in FLOATS + INTS:  # the tiled matrix product, sometimes with @tile
+            en.params.append(("Bt", "%s[m][n]" % t, "%s[{m}][{n}]" % t, t, ("m", "n")))
+            en.floaty = en.floaty or t in FLOATS
+            en.result = ("for (i, j) in (n, n) => sum(%s[i, :] * Bt[:, j])" % cur.name, "%s[n][n]" % t)
+            if r.random() < 0.5:
+                en.attrs = " @tile(%d)" % r.choice([1, 4, 8, 16, 20, 32])
+            return
         if t == "bool":
             en.result = ("%s(%s, %d)" % (r.choice(["all", "any"]), cur.name, axis), "bool[%s]" % dim)
         elif k == 0:
@@ -629,7 +636,7 @@ class Gen:
                            self.gather_recipe, self.rows_recipe, self.rows_recipe, self.dependent_recipe,
                            self.generic_recipe])
         recipe(en)
-        if r.random() < 0.3:  # launch attributes through template ints
+        if r.random() < 0.3 and not en.attrs:  # launch attributes through template ints
             b, i, u = r.choice([32, 64, 128, 256, 512, 1024]), r.randint(1, 16), r.randint(1, 8)
             tps = [en.tparams] if en.tparams else []
             tps += ["BLOCK: int = %d" % b, "ITEMS: int = %d" % i, "UNROLL: int = %d" % u]
