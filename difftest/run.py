@@ -123,7 +123,9 @@ class Runner:
         for line in p.stdout.splitlines():
             m = FAIL_RE.match(line)
             if m:
-                fails.setdefault(m.group(3), []).append((int(m.group(2)), m.group(4), line))
+                # an export instance's blocks count for its entry
+                fails.setdefault(re.sub(r"_x\d+$", "", m.group(3)), []).append(
+                    (int(m.group(2)), m.group(4), line, m.group(3)))
         if p.returncode not in (0, 1) or (p.returncode == 1 and not fails):
             res["crashes"].append("gpuc test %s: exit status %d: %s" % (path, p.returncode, p.stdout[-2000:]))
         head, entries = split_entries(text)
@@ -134,8 +136,7 @@ class Runner:
             elif kind == "crash":
                 res["crashes"].append(fl[0][2])
             else:
-                chunk = entries[re.sub(r"_x\d+$", "", name)]  # an export instance's blocks are its entry's
-                res["mismatches"].append((name, fl, self.save(seed, head, chunk, name, fl)))
+                res["mismatches"].append((fl[0][3], fl, self.save(seed, head, entries[name], name, fl)))
         return res
 
     def classify(self, path, name, fl):
@@ -147,7 +148,7 @@ class Runner:
         if msg.startswith("building the program failed") or msg.startswith("building the -O0 reference failed"):
             return "rejected"
         if msg.startswith("the program failed") or msg.startswith("the reference C backend failed"):
-            p = subprocess.run([self.gpuc, "test", "-O0", "--backend=c", "--arch=none", "-k", name, path],
+            p = subprocess.run([self.gpuc, "test", "-O0", "--backend=c", "--arch=none", "-k", fl[0][3], path],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
             if p.returncode != 0:
                 return "rejected"  # wrong at -O0 on the C backend as well: the program is at fault
