@@ -306,7 +306,7 @@ static int compile_program(Compilation *c)
     }
     /* the passes: simplify, fusion, kernels (ir/pipeline.c) */
     m->explain = o->explain_fusion != 0;
-    IrPipelineOptions po = { o->dump_after, out, c->emit == GPUC_EMIT_IR_UNFUSED || o->opt_level <= 0 };
+    IrPipelineOptions po = { o->dump_after, out, c->emit == GPUC_EMIT_IR_UNFUSED || o->opt_level <= 0, o->opt_level <= 0 };
     ir_run_pipeline(m, &po);
     if (o->explain_fusion) {
         ir_print_explain(out, m);

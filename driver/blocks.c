@@ -1291,6 +1291,7 @@ void tb_session_free(TbSession *s)
     free(s->tmp);
     free((char *)s->self);
     tb_args_free(&s->wrap);
+    tb_args_free(&s->build_args);
 }
 
 /* Build source (with the -D arguments in defs, "\n"-separated) once per key. */
@@ -1315,6 +1316,9 @@ static TbBuild *get_build(TbSession *s, const char *source, const char *key, con
     tb_args_add(&argv, tb_strdup(source));
     tb_args_add(&argv, tb_strdup("-o"));
     tb_args_add(&argv, tb_strdup(b->exe));
+    for (int i = 0; i < s->build_args.n; i++) {
+        tb_args_add(&argv, tb_strdup(s->build_args.v[i]));
+    }
     char *d = tb_strdup(defs);
     for (char *t = strtok(d, "\n"); t; t = strtok(NULL, "\n")) {
         tb_args_add(&argv, tb_strdup("-D"));

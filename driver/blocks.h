@@ -140,6 +140,7 @@ typedef struct TbSession {
     char *ast;           /* `gpuc --emit=ast` of the current file, when needed */
     TbArgs wrap;         /* a command that runs each program (gpuc test: $GPUC_TEST_WRAP) */
     char *defines;       /* "ENTRY.P=V\n" lines added to every build before the block's (gpuc bench -D); NULL: none */
+    TbArgs build_args;   /* gpuc options added to every build (gpuc test -O0, --arch=LIST) */
 } TbSession;
 
 /* Start (self: /proc/self/exe, a scratch directory); 0 or -1 after a message. */

@@ -35,6 +35,7 @@ typedef struct Options {
     const char *arch;         /* --arch=sm_80,sm_90: cubins embedded by -o */
     const char *gpuc_home;    /* --gpuc-home PREFIX: runtime libraries for -o */
     const char *tuning;       /* --tuning FILE: defines from gpuc tune */
+    bool no_opt;              /* -O0: no IR rewrites and no fusion, on every output */
     FeOptions fe;
 } Options;
 
@@ -59,6 +60,8 @@ static void usage(FILE *out)
             "                     NAME.json (docs/library.md)\n"
             "  --dump-after=PASS  print the IR after pass PASS\n"
             "  --explain-fusion   say why operations were or were not fused\n"
+            "  -O0                no IR rewrites and no fusion (one kernel per operation):\n"
+            "                     the reference of the differential tests (difftest/)\n"
             "  --list-params      print every tunable template parameter with its default\n"
             "  -D NAME=VALUE      set template parameter NAME (an integer or a scalar type)\n"
             "                     in every entry and fn that has one\n"
@@ -180,6 +183,8 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
             o->dump_after = arg + 13;
         } else if (strcmp(arg, "--explain-fusion") == 0) {
             o->explain_fusion = true;
+        } else if (strcmp(arg, "-O0") == 0) {
+            o->no_opt = true;
         } else if (strcmp(arg, "--list-params") == 0) {
             o->list_params = true;
         } else if (strcmp(arg, "-D") == 0) {
@@ -290,6 +295,7 @@ static void compile_options(FeArena *a, const Options *o, GpucCompileOptions *co
     co->entry = o->entry;
     co->dump_after = o->dump_after;
     co->explain_fusion = o->explain_fusion;
+    co->opt_level = o->no_opt ? 0 : 1;
 }
 
 /* Compile, print the diagnostics on stderr, and return the exit status (the

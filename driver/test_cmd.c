@@ -12,7 +12,10 @@
  * compared with the expected value read against the result type: exact for
  * integers and bools, with the block's tolerance for floats. `expect
  * reference` runs the same executable on --backend=c and compares (on the C
- * backend itself it only checks that the program runs). Prints a line per
+ * backend itself it only checks that the program runs); with --reference-O0
+ * the reference is a second build of the file with -O0 (no rewrites, no
+ * fusion, no kernels compiled) on the C backend, the comparison difftest/ makes. -O0 builds the
+ * programs under test that way too. Prints a line per
  * failing or skipped block and `N passed, N failed, N skipped`; exit status 1
  * on any failure (2 for a bad command line). */
 #define _XOPEN_SOURCE 700 /* strdup */
@@ -34,6 +37,8 @@ typedef struct TestRun {
     const char *backend;   /* c or cuda */
     const char *only;      /* -k ENTRY */
     uint64_t max_elements; /* --max-elements N: skip blocks generating more (0: no limit) */
+    TbSession ref_O0;      /* --reference-O0: the -O0 builds `expect reference` compares with */
+    bool use_ref_O0;
     int passed, failed, skipped;
 } TestRun;
 
@@ -366,7 +371,7 @@ static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
         } else if (st != 0) {
             tr->failed++;
             report(file, bl, "FAIL", "the program failed (exit status %d): %s", st, e1);
-        } else if (ex.reference && strcmp(tr->backend, "c") == 0) {
+        } else if (ex.reference && strcmp(tr->backend, "c") == 0 && !tr->use_ref_O0) {
             tr->passed++; /* the reference itself: it ran */
         } else {
             TbComp *want = NULL;
@@ -374,8 +379,16 @@ static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
             char *m = NULL;
             if (ex.reference) {
                 char *err2 = NULL;
-                int st2 = tb_run(&tr->s, exe, run_name, "c", &extra, stdin_path, rt->nleaves, &want, &err2);
+                TbSession *rs = tr->use_ref_O0 ? &tr->ref_O0 : &tr->s;
+                const char *rexe = exe, *rname = run_name;
+                const TbSig *rsig = NULL;
+                bool rskip = false;
+                int st2 = rs != &tr->s ? tb_prepare(rs, file, bl, &rexe, &rsig, &rname, &err2, &rskip) : 0;
                 if (st2 != 0) {
+                    char *e2 = tb_first_line(err2);
+                    m = tb_printf("building the -O0 reference failed: %s", e2);
+                    free(e2);
+                } else if ((st2 = tb_run(rs, rexe, rname, "c", &extra, stdin_path, rt->nleaves, &want, &err2)) != 0) {
                     char *e2 = tb_first_line(err2);
                     m = tb_printf("the reference C backend failed (exit status %d): %s", st2, e2);
                     free(e2);
@@ -432,6 +445,9 @@ static void test_file(TestRun *tr, const char *file)
         run_block(tr, file, &bs[i]);
     }
     tb_session_next_file(&tr->s);
+    if (tr->use_ref_O0) {
+        tb_session_next_file(&tr->ref_O0);
+    }
     tb_blocks_free(bs, nb);
     free(src);
 }
@@ -453,6 +469,8 @@ int drv_test_main(int argc, char **argv)
     TestRun tr = { 0 };
     tr.backend = "c";
     unsigned timeout = 600;
+    bool no_opt = false;
+    const char *arch = NULL; /* --arch=LIST: of the builds under test */
     const char **paths = tb_malloc((size_t)argc * sizeof *paths);
     int npaths = 0;
     for (int i = 1; i < argc; i++) {
@@ -473,6 +491,12 @@ int drv_test_main(int argc, char **argv)
                 return 2;
             }
             timeout = (unsigned)t;
+        } else if (strcmp(a, "-O0") == 0) {
+            no_opt = true;
+        } else if (strncmp(a, "--arch=", 7) == 0) {
+            arch = a;
+        } else if (strcmp(a, "--reference-O0") == 0) {
+            tr.use_ref_O0 = true;
         } else if (strcmp(a, "-k") == 0 && i + 1 < argc) {
             tr.only = argv[++i];
         } else if ((strcmp(a, "--max-elements") == 0 && i + 1 < argc) || strncmp(a, "--max-elements=", 15) == 0) {
@@ -488,12 +512,16 @@ int drv_test_main(int argc, char **argv)
             tr.max_elements = m;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: gpuc test [--backend=c|cuda] [-k ENTRY] [--timeout=SECONDS] [--max-elements N]\n"
-                   "                 FILES-OR-DIRS...\n"
+                   "                 [-O0] [--reference-O0] [--arch=LIST] FILES-OR-DIRS...\n"
                    "Runs the //! test blocks of .gdsl files (docs/testing.md) and prints\n"
                    "a line per failing or skipped block and 'N passed, N failed, N skipped'.\n"
                    "--max-elements N skips blocks with a generated input of more than N elements;\n"
                    "$GPUC_TEST_WRAP (words separated by spaces) is put before every run of a program\n"
-                   "(e.g. 'compute-sanitizer --tool memcheck').\n");
+                   "(e.g. 'compute-sanitizer --tool memcheck').\n"
+                   "-O0 builds the programs without IR rewrites and fusion; --reference-O0 makes\n"
+                   "'expect reference' compare with such a build on the C backend (also with\n"
+                   "--backend=c). --arch=LIST is given to every build (--arch=none: no kernels\n"
+                   "compiled, for C backend runs).\n");
             free(paths);
             return 0;
         } else if (a[0] == '-' && a[1]) {
@@ -509,11 +537,22 @@ int drv_test_main(int argc, char **argv)
         free(paths);
         return 2;
     }
-    if (tb_session_init(&tr.s) != 0) {
+    if (tb_session_init(&tr.s) != 0 || (tr.use_ref_O0 && tb_session_init(&tr.ref_O0) != 0)) {
         free(paths);
         return 1;
     }
     tr.s.timeout = timeout;
+    if (no_opt) {
+        tb_args_add(&tr.s.build_args, tb_strdup("-O0"));
+    }
+    if (arch) {
+        tb_args_add(&tr.s.build_args, tb_strdup(arch));
+    }
+    if (tr.use_ref_O0) {
+        tr.ref_O0.timeout = timeout;
+        tb_args_add(&tr.ref_O0.build_args, tb_strdup("-O0"));
+        tb_args_add(&tr.ref_O0.build_args, tb_strdup("--arch=none")); /* it only runs on the C backend */
+    }
     const char *wrap = getenv("GPUC_TEST_WRAP");
     if (wrap && *wrap) {
         char *w = tb_strdup(wrap);
@@ -526,6 +565,9 @@ int drv_test_main(int argc, char **argv)
         tb_each_gdsl(paths[i], test_path_one, test_path_error, &tr);
     }
     tb_session_free(&tr.s);
+    if (tr.use_ref_O0) {
+        tb_session_free(&tr.ref_O0);
+    }
     free(paths);
     printf("%d passed, %d failed, %d skipped\n", tr.passed, tr.failed, tr.skipped);
     return tr.failed ? 1 : 0;

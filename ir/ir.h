@@ -376,6 +376,7 @@ typedef struct {
     const char *dump_after;  /* pass name or NULL; "all" dumps after every pass */
     FILE *dump_to;
     bool no_fusion;          /* stop before the fusion passes (tests) */
+    bool no_rewrites;        /* -O0: also skip simplify; with no_fusion, the program as lowered */
 } IrPipelineOptions;
 void ir_run_pipeline(IrModule *m, const IrPipelineOptions *opts);
 /* Names of the passes in order, NULL-terminated (for --dump-after checking). */

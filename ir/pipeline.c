@@ -5,6 +5,9 @@
  *
  * `--dump-after=PASS` prints the IR after the named pass (or after every
  * pass with "all"); the second vertical run is named fuse_vertical2.
+ * `-O0` (no_rewrites + no_fusion) keeps only dce and to_kernels: one kernel
+ * per lowered statement, the reference that differential testing
+ * (difftest/) compares optimized builds against.
  */
 #include "ir.h"
 
@@ -26,7 +29,9 @@ static void dump(IrModule *m, const IrPipelineOptions *o, const char *pass) {
 void ir_run_pipeline(IrModule *m, const IrPipelineOptions *o) {
     dump(m, o, "lower");
     ir_dce(m);
-    ir_simplify(m);                 dump(m, o, "simplify");
+    if (!o || !o->no_rewrites) {
+        ir_simplify(m);             dump(m, o, "simplify");
+    }
     if (!o || !o->no_fusion) {
         ir_fuse_vertical(m);        dump(m, o, "fuse_vertical");
         ir_fuse_dependent_reduce(m); dump(m, o, "fuse_dependent_reduce");
