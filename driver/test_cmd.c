@@ -578,6 +578,7 @@ static pid_t start_file(TestRun *tr, const FileList *fl, int i)
         _exit(1);
     }
     tr->s.tmp = sub;
+    tr->passed = tr->failed = tr->skipped = 0; /* this file's own */
     if (fl->error[i]) {
         printf("%s: error: %s\n", fl->path[i], fl->error[i]);
         tr->failed++;

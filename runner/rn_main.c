@@ -1129,7 +1129,9 @@ static int run_batch(const GpucProgram *prog, int argc, char **argv)
   memset(&dev, 0, sizeof dev);
   int rc = 0;
   char **args = NULL;
+  int lineno = 0;
   for (char *line = list, *next; line && *line && rc == 0; line = next) {
+    lineno++;
     next = strchr(line, '\n');
     if (next) {
       *next++ = '\0';
@@ -1158,7 +1160,7 @@ static int run_batch(const GpucProgram *prog, int argc, char **argv)
       }
     }
     if (k < 4) {
-      error("--batch %s: a line needs ID, STDIN, STDOUT and STDERR separated by tabs, found '%s'", argv[2], line);
+      error("--batch %s:%d: a line needs ID, STDIN, STDOUT and STDERR separated by tabs", argv[2], lineno);
       rc = 2;
       break;
     }
