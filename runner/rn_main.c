@@ -1181,6 +1181,10 @@ static int run_batch(const GpucProgram *prog, int argc, char **argv)
     }
     int st = run_command(prog, k - 3, args + 3, &dev, strcmp(in, "-") == 0 ? "/dev/null" : in);
     alarm(0);
+    if (dev.ctx) {
+      /* give the run's device memory back: other processes test beside this one */
+      gpuc_mem_trim(dev.ctx);
+    }
     fflush(stdout);
     fflush(stderr);
     dup2(saved_out, 1);
