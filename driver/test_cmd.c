@@ -1,18 +1,23 @@
-/* test_cmd.c: `gpuc test [--backend=c|cuda] [-k ENTRY] FILES-OR-DIRS...`,
- * the runner of the `//! test` blocks inside .gdsl files (docs/testing.md).
+/* test_cmd.c: `gpuc test [--backend=c|cuda] [-k ENTRY] [-j N] [--arch=LIST]
+ * FILES-OR-DIRS...`, the runner of the `//! test` blocks inside .gdsl files
+ * (docs/testing.md).
  *
- * Each file is built once per distinct set of `define` lines (gpuc itself,
- * run as a child: `gpuc FILE -o EXE -D ENTRY.P=V`); entry signatures come
- * from the executable's --signatures (the program table's type strings). A
- * block naming a fn of the file runs through a generated wrapper entry
- * (blocks.c). Each block runs the executable once: inline values go to
- * standard input as text (the executable reads the same syntax), `file
- * "PATH"` inputs and generated inputs (Philox, written as .npy files) with
- * --in, and the result comes back as .npy files (--out), one per component,
- * compared with the expected value read against the result type: exact for
- * integers and bools, with the block's tolerance for floats. `expect
- * reference` runs the same executable on --backend=c and compares (on the C
- * backend itself it only checks that the program runs). Prints a line per
+ * Each file is tested in a child process (test_files: up to -j at a time,
+ * reports printed in file order). In it every block is planned first
+ * (plan_block): the file is built once per distinct set of `define` lines
+ * and build options (gpuc itself, run as a child: `gpuc FILE -o EXE --arch=A
+ * -D ENTRY.P=V`; --arch=none on the C backend, the device's architecture on
+ * CUDA); entry signatures come from the executable's --signatures; a block
+ * naming a fn of the file runs through a generated wrapper entry (blocks.c);
+ * inline values are written as text for standard input, `file "PATH"` and
+ * generated inputs (Philox, written as .npy files) are given with --in.
+ * Then all runs of one executable go to one `EXE --batch` process
+ * (tb_run_all), and each block is judged on its own run (finish_block): the
+ * result's .npy files, one per component, compared with the expected value
+ * read against the result type: exact for integers and bools, with the
+ * block's tolerance for floats. `expect reference` adds a run of the
+ * reference build's C backend on the same inputs (reference_options; on the
+ * C backend itself it only checks that the program runs). Prints a line per
  * failing or skipped block and `N passed, N failed, N skipped`; exit status 1
  * on any failure (2 for a bad command line). */
 #define _XOPEN_SOURCE 700 /* strdup */
