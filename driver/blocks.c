@@ -1807,20 +1807,32 @@ static void run_batches(TbSession *s, TbRun *runs, int *idx, int n)
     free(done);
 }
 
+/* Whether a run can be a line of a batch list: no tab or newline in what
+ * goes on the line (a path can hold them). */
+static bool fits_batch_line(const TbRun *r)
+{
+    bool ok = !strpbrk(r->exe, "\t\n") && !strpbrk(r->run_name, "\t\n") &&
+              !(r->stdin_path && strpbrk(r->stdin_path, "\t\n"));
+    for (int i = 0; ok && r->extra && i < r->extra->n; i++) {
+        ok = !strpbrk(r->extra->v[i], "\t\n");
+    }
+    return ok;
+}
+
 void tb_run_all(TbSession *s, TbRun *runs, int n)
 {
-    if (s->wrap.n > 0) {
-        /* a wrapping command (a sanitizer) sees one run per process, as it expects */
-        for (int i = 0; i < n; i++) {
-            runs[i].status = tb_run(s, runs[i].exe, runs[i].run_name, runs[i].backend, runs[i].extra,
-                                    runs[i].stdin_path, runs[i].nresults, &runs[i].out, &runs[i].errtext);
-        }
-        return;
-    }
     bool *taken = calloc((size_t)n + 1, sizeof *taken);
     int *idx = tb_malloc((size_t)n * sizeof *idx);
     if (!taken) {
         exit(1);
+    }
+    for (int i = 0; i < n; i++) {
+        /* a wrapping command (a sanitizer) sees one run per process, as it expects */
+        if (s->wrap.n > 0 || !fits_batch_line(&runs[i])) {
+            taken[i] = true;
+            runs[i].status = tb_run(s, runs[i].exe, runs[i].run_name, runs[i].backend, runs[i].extra,
+                                    runs[i].stdin_path, runs[i].nresults, &runs[i].out, &runs[i].errtext);
+        }
     }
     for (int i = 0; i < n; i++) {
         if (taken[i]) {

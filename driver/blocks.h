@@ -183,7 +183,8 @@ typedef struct TbRun {
 /* Run them all, each exactly as tb_run would, but the runs of one executable
  * in one process (`EXE --batch`, docs/executables.md), started again for the
  * runs left when a run fails inside the CUDA backend or the process dies.
- * With s->wrap (a sanitizer), one process per run through tb_run. */
+ * With s->wrap (a sanitizer), or paths holding tabs or newlines, one process
+ * per run through tb_run. */
 void tb_run_all(TbSession *s, TbRun *runs, int n);
 
 #endif
