@@ -625,47 +625,71 @@ static void finish_file(TestRun *tr, const FileList *fl, int i, int status)
     free(counts);
 }
 
-/* Test every file, up to jobs at a time (each in a child process), reporting
- * in the order of the list whatever order they end in. */
+/* Bytes of a file: how long testing it takes, roughly (0 when unknown). */
+static long long file_cost(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+/* Test every file, up to jobs at a time (each in a child process), the
+ * biggest first so that the longest does not start last, and report them in
+ * the order of the list whatever order they end in. */
 static void test_files(TestRun *tr, const FileList *fl, int jobs)
 {
     pid_t *pids = calloc((size_t)fl->n + 1, sizeof *pids);
     int *status = calloc((size_t)fl->n + 1, sizeof *status);
     bool *ended = calloc((size_t)fl->n + 1, sizeof *ended);
-    if (!pids || !status || !ended) {
+    int *order = calloc((size_t)fl->n + 1, sizeof *order);
+    long long *cost = calloc((size_t)fl->n + 1, sizeof *cost);
+    if (!pids || !status || !ended || !order || !cost) {
         exit(1);
+    }
+    for (int i = 0; i < fl->n; i++) {
+        cost[i] = fl->error[i] ? 0 : file_cost(fl->path[i]);
+        int k = i;
+        for (; k > 0 && cost[order[k - 1]] < cost[i]; k--) {
+            order[k] = order[k - 1];
+        }
+        order[k] = i;
     }
     int started = 0, running = 0, reported = 0;
     while (reported < fl->n) {
         while (running < jobs && started < fl->n) {
-            pids[started] = start_file(tr, fl, started);
-            if (pids[started] < 0) {
-                status[started] = 127;
-                ended[started] = true;
+            int f = order[started++];
+            pids[f] = start_file(tr, fl, f);
+            if (pids[f] < 0) {
+                status[f] = 127;
+                ended[f] = true;
             } else {
                 running++;
             }
-            started++;
         }
         if (running > 0) {
             int st;
             pid_t pid = wait(&st);
-            for (int i = 0; pid > 0 && i < started; i++) {
+            for (int i = 0; pid > 0 && i < fl->n; i++) {
                 if (pids[i] == pid && !ended[i]) {
                     ended[i] = true;
                     status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
                     running--;
                 }
             }
-            if (pid < 0 && errno != EINTR) {
-                break;
+            for (int i = 0; pid < 0 && errno != EINTR && i < fl->n; i++) {
+                if (pids[i] > 0 && !ended[i]) { /* lost: reported as stopped */
+                    ended[i] = true;
+                    status[i] = 127;
+                    running--;
+                }
             }
         }
-        while (reported < started && ended[reported]) {
+        while (reported < fl->n && ended[reported]) {
             finish_file(tr, fl, reported, status[reported]);
             reported++;
         }
     }
+    free(order);
+    free(cost);
     free(pids);
     free(status);
     free(ended);
