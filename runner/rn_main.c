@@ -1202,6 +1202,9 @@ static int run_batch(const GpucProgram *prog, int argc, char **argv)
   fclose(status);
   close(saved_out);
   close(saved_err);
+  if (timeout) {
+    alarm((unsigned)timeout); /* the teardown may not hang either */
+  }
   device_free(&dev);
   return rc;
 }
