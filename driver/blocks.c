@@ -1291,11 +1291,11 @@ void tb_session_free(TbSession *s)
     free(s->tmp);
     free((char *)s->self);
     tb_args_free(&s->wrap);
-    tb_args_free(&s->build_args);
 }
 
-/* Build source (with the -D arguments in defs, "\n"-separated) once per key. */
-static TbBuild *get_build(TbSession *s, const char *source, const char *key, const char *defs)
+/* Build source (with the gpuc options opts, space-separated, and the -D
+ * arguments in defs, "\n"-separated) once per key. */
+static TbBuild *get_build(TbSession *s, const char *source, const char *key, const char *opts, const char *defs)
 {
     for (int i = 0; i < s->nbuilds; i++) {
         if (strcmp(s->builds[i]->key, key) == 0) {
@@ -1316,9 +1316,11 @@ static TbBuild *get_build(TbSession *s, const char *source, const char *key, con
     tb_args_add(&argv, tb_strdup(source));
     tb_args_add(&argv, tb_strdup("-o"));
     tb_args_add(&argv, tb_strdup(b->exe));
-    for (int i = 0; i < s->build_args.n; i++) {
-        tb_args_add(&argv, tb_strdup(s->build_args.v[i]));
+    char *o = tb_strdup(opts);
+    for (char *t = strtok(o, " "); t; t = strtok(NULL, " ")) {
+        tb_args_add(&argv, tb_strdup(t));
     }
+    free(o);
     char *d = tb_strdup(defs);
     for (char *t = strtok(d, "\n"); t; t = strtok(NULL, "\n")) {
         tb_args_add(&argv, tb_strdup("-D"));
@@ -1469,7 +1471,7 @@ static bool all_fns(void *ctx, const char *name, const char *sig)
 
 /* Build a wrapper file importing file (key: its build key in the session). */
 static TbBuild *build_wrapper(TbSession *s, const char *file, const char *entries, const char *key,
-                              const char *defs, char **msg)
+                              const char *opts, const char *defs, char **msg)
 {
     for (int i = 0; i < s->nbuilds; i++) {
         if (strcmp(s->builds[i]->key, key) == 0) {
@@ -1486,7 +1488,7 @@ static TbBuild *build_wrapper(TbSession *s, const char *file, const char *entrie
     if (!f || fclose(f) != 0) {
         *msg = tb_printf("cannot write '%s'", src);
     } else {
-        w = get_build(s, src, key, defs);
+        w = get_build(s, src, key, opts, defs);
     }
     unlink(src);
     free(src);
@@ -1495,6 +1497,12 @@ static TbBuild *build_wrapper(TbSession *s, const char *file, const char *entrie
 
 int tb_prepare(TbSession *s, const char *file, const TbBlock *bl, const char **exe, const TbSig **sig,
                const char **run_name, char **msg, bool *skip)
+{
+    return tb_prepare_opts(s, file, bl, "", exe, sig, run_name, msg, skip);
+}
+
+int tb_prepare_opts(TbSession *s, const char *file, const TbBlock *bl, const char *opts, const char **exe,
+                    const TbSig **sig, const char **run_name, char **msg, bool *skip)
 {
     *msg = NULL;
     *skip = false;
@@ -1531,8 +1539,8 @@ int tb_prepare(TbSession *s, const char *file, const TbBlock *bl, const char **e
         rc = 2;
         goto out;
     }
-    char *key = tb_printf("\n%s", defs);
-    TbBuild *b = get_build(s, file, key, defs);
+    char *key = tb_printf("%s\n%s", opts, defs);
+    TbBuild *b = get_build(s, file, key, opts, defs);
     free(key);
     if (!b->ok) {
         *msg = tb_strdup(b->log);
@@ -1561,14 +1569,16 @@ int tb_prepare(TbSession *s, const char *file, const TbBlock *bl, const char **e
         if (!*wdefs) {
             char *all = tb_strdup("");
             each_fn(s, file, all_fns, &all);
-            w = build_wrapper(s, file, all, "\nall fns", "", msg);
+            char *akey = tb_printf("%s\nall fns", opts);
+            w = build_wrapper(s, file, all, akey, opts, "", msg);
+            free(akey);
             free(all);
         }
         if (!w || !w->ok) {
-            char *wkey = tb_printf("%s\n%s", bl->entry, wdefs);
+            char *wkey = tb_printf("%s %s\n%s", opts, bl->entry, wdefs);
             free(*msg);
             *msg = NULL;
-            w = build_wrapper(s, file, entry, wkey, wdefs, msg);
+            w = build_wrapper(s, file, entry, wkey, opts, wdefs, msg);
             free(wkey);
         }
         if (!w) {
@@ -1596,34 +1606,11 @@ out:
     return rc;
 }
 
-int tb_run(TbSession *s, const char *exe, const char *run_name, const char *backend, const TbArgs *extra,
-           const char *stdin_path, int nresults, TbComp **out, char **errtext)
+/* The result of a run that ended with status st: the program's stderr (file
+ * se, trimmed) in *errtext and, when st is 0, the nresults .npy files in
+ * *out. Returns st, or -1 when a result could not be read. Removes the files. */
+static int collect_run(int st, char **files, int nresults, const char *se, TbComp **out, char **errtext)
 {
-    TbArgs argv = { 0 };
-    for (int i = 0; i < s->wrap.n; i++) {
-        tb_args_add(&argv, tb_strdup(s->wrap.v[i]));
-    }
-    tb_args_add(&argv, tb_strdup(exe));
-    tb_args_add(&argv, tb_strdup("-e"));
-    tb_args_add(&argv, tb_strdup(run_name));
-    tb_args_add(&argv, tb_printf("--backend=%s", backend));
-    for (int i = 0; extra && i < extra->n; i++) {
-        tb_args_add(&argv, tb_strdup(extra->v[i]));
-    }
-    int id = s->counter++;
-    char **files = tb_malloc((size_t)nresults * sizeof *files);
-    char *outarg = tb_strdup("");
-    for (int i = 0; i < nresults; i++) {
-        files[i] = tb_printf("%s/out%d.%d.npy", s->tmp, id, i);
-        char *j = tb_printf("%s%s%s", outarg, i ? "," : "", files[i]);
-        free(outarg);
-        outarg = j;
-    }
-    tb_args_add(&argv, tb_strdup("--out"));
-    tb_args_add(&argv, outarg);
-    char *so = tb_printf("%s/stdout%d", s->tmp, id);
-    char *se = tb_printf("%s/stderr%d", s->tmp, id);
-    int st = drv_spawn(argv.v, stdin_path ? stdin_path : "/dev/null", so, se, s->timeout);
     *errtext = drv_read_file(se, NULL);
     if (!*errtext) {
         *errtext = tb_strdup("");
@@ -1652,15 +1639,216 @@ int tb_run(TbSession *s, const char *exe, const char *run_name, const char *back
     }
     for (int i = 0; i < nresults; i++) {
         unlink(files[i]);
-        free(files[i]);
     }
-    free(files);
-    unlink(so);
     unlink(se);
-    free(so);
-    free(se);
+    return st;
+}
+
+/* The files of one run: its results, stdout and stderr, named by a fresh id. */
+typedef struct RunFiles {
+    char **results;
+    char *outarg;   /* the results joined with commas, for --out */
+    char *so, *se;
+} RunFiles;
+
+static void run_files_init(TbSession *s, RunFiles *f, int nresults)
+{
+    int id = s->counter++;
+    f->results = tb_malloc((size_t)nresults * sizeof *f->results);
+    f->outarg = tb_strdup("");
+    for (int i = 0; i < nresults; i++) {
+        f->results[i] = tb_printf("%s/out%d.%d.npy", s->tmp, id, i);
+        char *j = tb_printf("%s%s%s", f->outarg, i ? "," : "", f->results[i]);
+        free(f->outarg);
+        f->outarg = j;
+    }
+    f->so = tb_printf("%s/stdout%d", s->tmp, id);
+    f->se = tb_printf("%s/stderr%d", s->tmp, id);
+}
+
+static void run_files_free(RunFiles *f, int nresults)
+{
+    for (int i = 0; i < nresults; i++) {
+        free(f->results[i]);
+    }
+    free(f->results);
+    free(f->outarg);
+    unlink(f->so);
+    free(f->so);
+    free(f->se);
+}
+
+int tb_run(TbSession *s, const char *exe, const char *run_name, const char *backend, const TbArgs *extra,
+           const char *stdin_path, int nresults, TbComp **out, char **errtext)
+{
+    TbArgs argv = { 0 };
+    for (int i = 0; i < s->wrap.n; i++) {
+        tb_args_add(&argv, tb_strdup(s->wrap.v[i]));
+    }
+    tb_args_add(&argv, tb_strdup(exe));
+    tb_args_add(&argv, tb_strdup("-e"));
+    tb_args_add(&argv, tb_strdup(run_name));
+    tb_args_add(&argv, tb_printf("--backend=%s", backend));
+    for (int i = 0; extra && i < extra->n; i++) {
+        tb_args_add(&argv, tb_strdup(extra->v[i]));
+    }
+    RunFiles f;
+    run_files_init(s, &f, nresults);
+    tb_args_add(&argv, tb_strdup("--out"));
+    tb_args_add(&argv, tb_strdup(f.outarg));
+    int st = drv_spawn(argv.v, stdin_path ? stdin_path : "/dev/null", f.so, f.se, s->timeout);
+    st = collect_run(st, f.results, nresults, f.se, out, errtext);
+    run_files_free(&f, nresults);
     tb_args_free(&argv);
     return st;
+}
+
+/* Exit status of `EXE --batch` when it stopped after a run that failed inside
+ * the CUDA backend (runner/rn_main.c run_batch): the rest are run again. */
+#define BATCH_STOPPED 3
+
+/* The runs idx[0..n-1] (all of one executable, none done) in `EXE --batch`
+ * processes until each has a status: a process that stops after a CUDA
+ * failure, or dies, is followed by a new one for the runs it left; a run
+ * that was first in its process when the process died gets that ending as
+ * its status (so a run is only blamed for a crash or timeout in a process of
+ * its own making, as when it runs alone). */
+static void run_batches(TbSession *s, TbRun *runs, int *idx, int n)
+{
+    RunFiles *files = tb_malloc((size_t)n * sizeof *files);
+    bool *done = calloc((size_t)n + 1, sizeof *done);
+    if (!done) {
+        exit(1);
+    }
+    int left = n;
+    while (left > 0) {
+        int id = s->counter++;
+        char *list = tb_printf("%s/batch%d.txt", s->tmp, id), *status = tb_printf("%s/batch%d.status", s->tmp, id);
+        char *errs = tb_printf("%s/batch%d.err", s->tmp, id);
+        FILE *f = fopen(list, "w");
+        if (!f) {
+            fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", list, strerror(errno));
+            exit(1);
+        }
+        int first = -1;
+        for (int k = 0; k < n; k++) {
+            if (done[k]) {
+                continue;
+            }
+            const TbRun *r = &runs[idx[k]];
+            first = first < 0 ? k : first;
+            run_files_init(s, &files[k], r->nresults);
+            fprintf(f, "%d\t%s\t%s\t%s\t-e\t%s\t--backend=%s", k, r->stdin_path ? r->stdin_path : "-", files[k].so,
+                    files[k].se, r->run_name, r->backend);
+            for (int i = 0; r->extra && i < r->extra->n; i++) {
+                fprintf(f, "\t%s", r->extra->v[i]);
+            }
+            fprintf(f, "\t--out\t%s\n", files[k].outarg);
+        }
+        if (fclose(f) != 0) {
+            fprintf(stderr, "gpuc: error: cannot write '%s'\n", list);
+            exit(1);
+        }
+        char *timeout = tb_printf("%u", s->timeout);
+        char *argv[] = { (char *)runs[idx[first]].exe, "--batch", list, "--timeout", timeout, NULL };
+        int st = drv_spawn(argv, "/dev/null", status, errs, 0);
+        free(timeout);
+        /* the statuses written, in the order of the runs */
+        char *text = drv_read_file(status, NULL);
+        for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+            char *tab = strchr(line, '\t');
+            int k = atoi(line);
+            if (!tab || k < 0 || k >= n || done[k]) {
+                continue;
+            }
+            TbRun *r = &runs[idx[k]];
+            r->status = collect_run(atoi(tab + 1), files[k].results, r->nresults, files[k].se, &r->out, &r->errtext);
+            run_files_free(&files[k], r->nresults);
+            done[k] = true;
+            left--;
+        }
+        free(text);
+        if (left > 0 && !done[first] && st != BATCH_STOPPED) {
+            /* the process died in its first run: that run's own ending */
+            TbRun *r = &runs[idx[first]];
+            r->status = collect_run(st == 0 ? 1 : st, files[first].results, 0, files[first].se, &r->out, &r->errtext);
+            if (!*r->errtext) {
+                free(r->errtext);
+                char *e = drv_read_file(errs, NULL);
+                r->errtext = e ? e : tb_strdup("");
+                char *t = tb_trim(r->errtext);
+                memmove(r->errtext, t, strlen(t) + 1);
+            }
+            for (int i = 0; i < r->nresults; i++) {
+                unlink(files[first].results[i]);
+            }
+            run_files_free(&files[first], r->nresults);
+            done[first] = true;
+            left--;
+        }
+        for (int k = 0; k < n; k++) {
+            if (!done[k] && files[k].results) {
+                for (int i = 0; i < runs[idx[k]].nresults; i++) {
+                    unlink(files[k].results[i]);
+                }
+                unlink(files[k].se);
+                run_files_free(&files[k], runs[idx[k]].nresults);
+                files[k].results = NULL;
+            }
+        }
+        unlink(list);
+        unlink(status);
+        unlink(errs);
+        free(list);
+        free(status);
+        free(errs);
+    }
+    free(files);
+    free(done);
+}
+
+/* Whether a run can be a line of a batch list: no tab or newline in what
+ * goes on the line (a path can hold them). */
+static bool fits_batch_line(const TbRun *r)
+{
+    bool ok = !strpbrk(r->exe, "\t\n") && !strpbrk(r->run_name, "\t\n") &&
+              !(r->stdin_path && strpbrk(r->stdin_path, "\t\n"));
+    for (int i = 0; ok && r->extra && i < r->extra->n; i++) {
+        ok = !strpbrk(r->extra->v[i], "\t\n");
+    }
+    return ok;
+}
+
+void tb_run_all(TbSession *s, TbRun *runs, int n)
+{
+    bool *taken = calloc((size_t)n + 1, sizeof *taken);
+    int *idx = tb_malloc((size_t)n * sizeof *idx);
+    if (!taken) {
+        exit(1);
+    }
+    for (int i = 0; i < n; i++) {
+        /* a wrapping command (a sanitizer) sees one run per process, as it expects */
+        if (s->wrap.n > 0 || !fits_batch_line(&runs[i])) {
+            taken[i] = true;
+            runs[i].status = tb_run(s, runs[i].exe, runs[i].run_name, runs[i].backend, runs[i].extra,
+                                    runs[i].stdin_path, runs[i].nresults, &runs[i].out, &runs[i].errtext);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (taken[i]) {
+            continue;
+        }
+        int m = 0;
+        for (int j = i; j < n; j++) {
+            if (!taken[j] && strcmp(runs[j].exe, runs[i].exe) == 0) {
+                taken[j] = true;
+                idx[m++] = j;
+            }
+        }
+        run_batches(s, runs, idx, m);
+    }
+    free(idx);
+    free(taken);
 }
 
 /* ---- files ---- */

@@ -140,7 +140,6 @@ typedef struct TbSession {
     char *ast;           /* `gpuc --emit=ast` of the current file, when needed */
     TbArgs wrap;         /* a command that runs each program (gpuc test: $GPUC_TEST_WRAP) */
     char *defines;       /* "ENTRY.P=V\n" lines added to every build before the block's (gpuc bench -D); NULL: none */
-    TbArgs build_args;   /* gpuc options added to every build (gpuc test -O0, --arch=LIST) */
 } TbSession;
 
 /* Start (self: /proc/self/exe, a scratch directory); 0 or -1 after a message. */
@@ -157,6 +156,10 @@ void tb_session_free(TbSession *s);
  * (*msg says why, malloc'd; *skip when the reason is a limit, not an error). */
 int tb_prepare(TbSession *s, const char *file, const TbBlock *bl, const char **exe, const TbSig **sig,
                const char **run_name, char **msg, bool *skip);
+/* The same with more gpuc options for the builds (opts: space-separated, e.g.
+ * "--arch=none"); builds with other options are other builds. */
+int tb_prepare_opts(TbSession *s, const char *file, const TbBlock *bl, const char *opts, const char **exe,
+                    const TbSig **sig, const char **run_name, char **msg, bool *skip);
 
 /* Run entry run_name of exe on backend with the extra arguments, standard
  * input from stdin_path (NULL: /dev/null), the result as nresults .npy
@@ -165,5 +168,23 @@ int tb_prepare(TbSession *s, const char *file, const TbBlock *bl, const char **e
  * program's stderr (trimmed) in *errtext. */
 int tb_run(TbSession *s, const char *exe, const char *run_name, const char *backend, const TbArgs *extra,
            const char *stdin_path, int nresults, TbComp **out, char **errtext);
+
+/* One run of an entry for tb_run_all: what tb_run takes, and what it gives. */
+typedef struct TbRun {
+    const char *exe, *run_name, *backend;
+    const TbArgs *extra;    /* more arguments (--in), or NULL */
+    const char *stdin_path; /* NULL: no standard input */
+    int nresults;
+    int status;             /* filled in: as tb_run returns */
+    TbComp *out;            /* filled in: the results (NULL unless status 0) */
+    char *errtext;          /* filled in: the program's stderr, trimmed (malloc'd) */
+} TbRun;
+
+/* Run them all, each exactly as tb_run would, but the runs of one executable
+ * in one process (`EXE --batch`, docs/executables.md), started again for the
+ * runs left when a run fails inside the CUDA backend or the process dies.
+ * With s->wrap (a sanitizer), or paths holding tabs or newlines, one process
+ * per run through tb_run. */
+void tb_run_all(TbSession *s, TbRun *runs, int n);
 
 #endif

@@ -1,21 +1,23 @@
-/* test_cmd.c: `gpuc test [--backend=c|cuda] [-k ENTRY] FILES-OR-DIRS...`,
- * the runner of the `//! test` blocks inside .gdsl files (docs/testing.md).
+/* test_cmd.c: `gpuc test [--backend=c|cuda] [-k ENTRY] [-j N] [--arch=LIST]
+ * FILES-OR-DIRS...`, the runner of the `//! test` blocks inside .gdsl files
+ * (docs/testing.md).
  *
- * Each file is built once per distinct set of `define` lines (gpuc itself,
- * run as a child: `gpuc FILE -o EXE -D ENTRY.P=V`); entry signatures come
- * from the executable's --signatures (the program table's type strings). A
- * block naming a fn of the file runs through a generated wrapper entry
- * (blocks.c). Each block runs the executable once: inline values go to
- * standard input as text (the executable reads the same syntax), `file
- * "PATH"` inputs and generated inputs (Philox, written as .npy files) with
- * --in, and the result comes back as .npy files (--out), one per component,
- * compared with the expected value read against the result type: exact for
- * integers and bools, with the block's tolerance for floats. `expect
- * reference` runs the same executable on --backend=c and compares (on the C
- * backend itself it only checks that the program runs); with --reference-O0
- * the reference is a second build of the file with -O0 (no rewrites, no
- * fusion, no kernels compiled) on the C backend, the comparison difftest/ makes. -O0 builds the
- * programs under test that way too. Prints a line per
+ * Each file is tested in a child process (test_files: up to -j at a time,
+ * reports printed in file order). In it every block is planned first
+ * (plan_block): the file is built once per distinct set of `define` lines
+ * and build options (gpuc itself, run as a child: `gpuc FILE -o EXE --arch=A
+ * -D ENTRY.P=V`; --arch=none on the C backend, the device's architecture on
+ * CUDA); entry signatures come from the executable's --signatures; a block
+ * naming a fn of the file runs through a generated wrapper entry (blocks.c);
+ * inline values are written as text for standard input, `file "PATH"` and
+ * generated inputs (Philox, written as .npy files) are given with --in.
+ * Then all runs of one executable go to one `EXE --batch` process
+ * (tb_run_all), and each block is judged on its own run (finish_block): the
+ * result's .npy files, one per component, compared with the expected value
+ * read against the result type: exact for integers and bools, with the
+ * block's tolerance for floats. `expect reference` adds a run of the
+ * reference build's C backend on the same inputs (--reference-O0: a -O0 build; on the
+ * C backend itself it only checks that the program runs). Prints a line per
  * failing or skipped block and `N passed, N failed, N skipped`; exit status 1
  * on any failure (2 for a bad command line). */
 #define _XOPEN_SOURCE 700 /* strdup */
@@ -27,18 +29,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "blocks.h"
 #include "driver.h"
+#include "gpuc.h"
 
 typedef struct TestRun {
     TbSession s;
     const char *backend;   /* c or cuda */
     const char *only;      /* -k ENTRY */
     uint64_t max_elements; /* --max-elements N: skip blocks generating more (0: no limit) */
-    TbSession ref_O0;      /* --reference-O0: the -O0 builds `expect reference` compares with */
-    bool use_ref_O0;
+    const char *build_options; /* gpuc options of every build: the --arch of the test run, -O0 */
+    const char *reference_options; /* gpuc options of the build whose C backend is `expect
+                                    * reference`'s, added to the tested build's: "" is the
+                                    * tested build itself; "-O0" (--reference-O0) compares
+                                    * optimized with unoptimized code, as difftest/ does */
     int passed, failed, skipped;
 } TestRun;
 
@@ -243,61 +250,105 @@ static uint64_t random_elements(const char *spec)
     return n;
 }
 
-/* One block: passes, fails or is skipped (counted in tr). */
-static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
+/* Whether `expect reference` compares with another run: on the C backend
+ * with no reference options the reference is the tested run itself. */
+static bool reference_runs(const TestRun *tr)
 {
+    return strcmp(tr->backend, "c") != 0 || *tr->reference_options;
+}
+
+/* Where a block stands: waiting for its runs, or done. */
+enum { BLOCK_RUNS, BLOCK_PASS, BLOCK_FAIL, BLOCK_SKIP };
+
+/* One block of a file between planning (its runs queued) and its outcome. */
+typedef struct BlockJob {
+    const TbBlock *bl;
+    int state;            /* BLOCK_* */
+    char *msg;            /* BLOCK_FAIL, BLOCK_SKIP: why */
+    Expect ex;
+    char *result_type;    /* the entry's result type string */
+    TbType *rt;           /* ... parsed */
+    int run, ref;         /* its runs in the file's list (ref: the reference's), -1 when none */
+    char *ref_problem;    /* the reference could not be prepared: why */
+    TbArgs extra;         /* --in arguments of its runs */
+    char **gen;           /* generated input files */
+    int ngen;
+    char *stdin_path;
+} BlockJob;
+
+static void block_done(BlockJob *j, int state, char *owned_msg)
+{
+    j->state = state;
+    j->msg = owned_msg;
+}
+
+/* The runs of the file so far. */
+typedef struct RunList {
+    TbRun *v;
+    int n;
+} RunList;
+
+static int add_run(RunList *rl, const char *exe, const char *run_name, const char *backend, const BlockJob *j)
+{
+    rl->v = tb_realloc(rl->v, (size_t)(rl->n + 1) * sizeof *rl->v);
+    TbRun *r = &rl->v[rl->n];
+    memset(r, 0, sizeof *r);
+    r->exe = exe;
+    r->run_name = run_name;
+    r->backend = backend;
+    r->extra = &j->extra;
+    r->stdin_path = j->stdin_path;
+    r->nresults = j->rt->nleaves;
+    return rl->n++;
+}
+
+/* Read a block, build what it needs and write its inputs: either its
+ * outcome is known already (a malformed block, a build error...), or its
+ * runs are added to rl. */
+static void plan_block(TestRun *tr, const char *file, BlockJob *j, RunList *rl)
+{
+    const TbBlock *bl = j->bl;
     const char *exe = NULL, *run_name = NULL;
     const TbSig *sig = NULL;
     char *msg = NULL;
     bool skip = false;
-    Expect ex = { 0 };
-    int prc = tb_prepare(&tr->s, file, bl, &exe, &sig, &run_name, &msg, &skip);
-    char *bad = read_expect(file, bl, sig, &ex);
+    j->run = j->ref = -1;
+    int prc = tb_prepare_opts(&tr->s, file, bl, tr->build_options, &exe, &sig, &run_name, &msg, &skip);
+    char *bad = read_expect(file, bl, sig, &j->ex);
     if (bad) {
-        tr->failed++;
-        report(file, bl, "FAIL", "%s", bad);
-        free(bad);
         free(msg);
-        free(ex.error);
+        block_done(j, BLOCK_FAIL, bad);
         return;
     }
     if (prc == 1) {
         char *l = tb_first_line(msg);
-        if (ex.error && strstr(msg, ex.error)) {
-            tr->passed++;
+        if (j->ex.error && strstr(msg, j->ex.error)) {
+            block_done(j, BLOCK_PASS, NULL);
         } else {
-            tr->failed++;
-            report(file, bl, "FAIL", "%s%s",
-                   ex.error ? "expected an error containing the text, but building failed with: "
-                            : "building the program failed: ", l);
+            block_done(j, BLOCK_FAIL, tb_printf("%s%s",
+                                                j->ex.error ? "expected an error containing the text, but building "
+                                                              "failed with: "
+                                                            : "building the program failed: ", l));
         }
         free(l);
         free(msg);
-        free(ex.error);
         return;
     }
     if (prc == 2) {
-        skip ? tr->skipped++ : tr->failed++;
-        report(file, bl, skip ? "SKIP" : "FAIL", "%s", msg);
-        free(msg);
-        free(ex.error);
+        block_done(j, skip ? BLOCK_SKIP : BLOCK_FAIL, msg);
         return;
     }
-    TbType *rt = tb_parse_type(sig->result, false);
-    if (!rt) {
-        tr->failed++;
-        report(file, bl, "FAIL", "cannot read the result type '%s'", sig->result);
-        free(ex.error);
+    j->result_type = tb_strdup(sig->result);
+    j->rt = tb_parse_type(sig->result, false);
+    if (!j->rt) {
+        block_done(j, BLOCK_FAIL, tb_printf("cannot read the result type '%s'", sig->result));
         return;
     }
 
     /* inputs: text on stdin in parameter order, files and generated ones with --in */
     int id = tr->s.counter++;
-    char *stdin_path = tb_printf("%s/stdin%d", tr->s.tmp, id);
-    FILE *in = fopen(stdin_path, "w");
-    TbArgs extra = { 0 };
-    char **gen = NULL;
-    int ngen = 0;
+    j->stdin_path = tb_printf("%s/stdin%d", tr->s.tmp, id);
+    FILE *in = fopen(j->stdin_path, "w");
     char *problem = NULL;
     char *dir = tb_strdup(file);
     char *slash = strrchr(dir, '/');
@@ -320,8 +371,8 @@ static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
         } else if (strncmp(val, "random ", 7) == 0) {
             uint64_t bytes = 0;
             char *base = tb_printf("%s/in%d.%d", tr->s.tmp, id, p);
-            char *e = tb_gen_random(val + 7, sig->pnames[p], sig->ptypes[p], NULL, 0, base, &extra, &gen, &ngen,
-                                    &bytes);
+            char *e = tb_gen_random(val + 7, sig->pnames[p], sig->ptypes[p], NULL, 0, base, &j->extra, &j->gen,
+                                    &j->ngen, &bytes);
             free(base);
             if (e) {
                 problem = tb_printf("%s:%d:%d: %s", file, it->line, it->col, e);
@@ -333,8 +384,8 @@ static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
                 problem = tb_printf("%s:%d:%d: parameter '%s': expected file \"PATH\"", file, it->line, it->col,
                                     sig->pnames[p]);
             } else {
-                tb_args_add(&extra, tb_strdup("--in"));
-                tb_args_add(&extra, tb_printf("%s=%s/%.*s", sig->pnames[p], dir, (int)(q2 - q1 - 1), q1 + 1));
+                tb_args_add(&j->extra, tb_strdup("--in"));
+                tb_args_add(&j->extra, tb_printf("%s=%s/%.*s", sig->pnames[p], dir, (int)(q2 - q1 - 1), q1 + 1));
             }
         } else {
             fprintf(in, "%s\n", val);
@@ -342,92 +393,113 @@ static void run_block(TestRun *tr, const char *file, const TbBlock *bl)
     }
     free(dir);
     if (!in) {
-        problem = tb_printf("cannot write '%s'", stdin_path);
+        problem = tb_printf("cannot write '%s'", j->stdin_path);
     } else if (fclose(in) != 0 && !problem) {
-        problem = tb_printf("cannot write '%s'", stdin_path);
+        problem = tb_printf("cannot write '%s'", j->stdin_path);
     }
     if (problem) {
-        skip_block ? tr->skipped++ : tr->failed++;
-        report(file, bl, skip_block ? "SKIP" : "FAIL", "%s", problem);
-        free(problem);
-    } else {
-        TbComp *got = NULL;
-        char *err = NULL;
-        int st = tb_run(&tr->s, exe, run_name, tr->backend, &extra, stdin_path, rt->nleaves, &got, &err);
-        char *e1 = tb_first_line(err);
-        if (ex.error) {
-            if (st != 0 && strstr(err, ex.error)) {
-                tr->passed++;
-            } else if (st != 0) {
-                tr->failed++;
-                report(file, bl, "FAIL", "expected an error containing \"%s\", got: %s", ex.error, e1);
-            } else {
-                tr->failed++;
-                report(file, bl, "FAIL", "expected an error containing \"%s\", but the program succeeded", ex.error);
-            }
-        } else if (st == 128 + 14) { /* SIGALRM */
-            tr->failed++;
-            report(file, bl, "FAIL", "the program ran longer than %u s (--timeout)", tr->s.timeout);
-        } else if (st != 0) {
-            tr->failed++;
-            report(file, bl, "FAIL", "the program failed (exit status %d): %s", st, e1);
-        } else if (ex.reference && strcmp(tr->backend, "c") == 0 && !tr->use_ref_O0) {
-            tr->passed++; /* the reference itself: it ran */
+        block_done(j, skip_block ? BLOCK_SKIP : BLOCK_FAIL, problem);
+        return;
+    }
+    j->state = BLOCK_RUNS;
+    j->run = add_run(rl, exe, run_name, tr->backend, j);
+    if (j->ex.reference && !j->ex.error && reference_runs(tr)) {
+        /* the reference: the C backend of the reference build, same inputs */
+        char *opts = *tr->reference_options ? tb_printf("--arch=none %s", tr->reference_options)
+                                        : tb_strdup(tr->build_options);
+        const char *rexe = NULL, *rname = NULL;
+        const TbSig *rsig = NULL;
+        char *rmsg = NULL;
+        bool rskip = false;
+        if (tb_prepare_opts(&tr->s, file, bl, opts, &rexe, &rsig, &rname, &rmsg, &rskip) != 0) {
+            char *l = tb_first_line(rmsg ? rmsg : "");
+            j->ref_problem = tb_printf("the reference build (gpuc %s) failed: %s", opts, l);
+            free(l);
+        } else if (strcmp(rsig->result, sig->result) != 0) {
+            j->ref_problem = tb_printf("the reference build returns %s, not %s", rsig->result, sig->result);
         } else {
-            TbComp *want = NULL;
-            char perr[300];
-            char *m = NULL;
-            if (ex.reference) {
-                char *err2 = NULL;
-                TbSession *rs = tr->use_ref_O0 ? &tr->ref_O0 : &tr->s;
-                const char *rexe = exe, *rname = run_name;
-                const TbSig *rsig = NULL;
-                bool rskip = false;
-                int st2 = rs != &tr->s ? tb_prepare(rs, file, bl, &rexe, &rsig, &rname, &err2, &rskip) : 0;
-                if (st2 != 0) {
-                    char *e2 = tb_first_line(err2);
-                    m = tb_printf("building the -O0 reference failed: %s", e2);
-                    free(e2);
-                } else if ((st2 = tb_run(rs, rexe, rname, "c", &extra, stdin_path, rt->nleaves, &want, &err2)) != 0) {
-                    char *e2 = tb_first_line(err2);
-                    m = tb_printf("the reference C backend failed (exit status %d): %s", st2, e2);
-                    free(e2);
-                }
-                free(err2);
-            } else {
-                want = tb_parse_value(ex.value, rt, perr, sizeof perr);
-                if (!want) {
-                    m = tb_printf("cannot read the expected value as %s: %s", sig->result, perr);
-                }
-            }
-            if (!m) {
-                m = compare(want, got, rt->nleaves, ex.tol_set, ex.rel, ex.abs_tol, ex.exact);
-            }
-            if (m) {
-                tr->failed++;
-                report(file, bl, "FAIL", "%s", m);
-                free(m);
-            } else {
-                tr->passed++;
-            }
-            tb_comps_free(want, rt->nleaves);
+            j->ref = add_run(rl, rexe, rname, "c", j);
         }
-        free(e1);
-        free(err);
-        tb_comps_free(got, rt->nleaves);
+        free(rmsg);
+        free(opts);
     }
-    tb_args_free(&extra);
-    for (int i = 0; i < ngen; i++) {
-        unlink(gen[i]);
-        free(gen[i]);
-    }
-    free(gen);
-    unlink(stdin_path);
-    free(stdin_path);
-    tb_type_free(rt);
-    free(ex.error);
 }
 
+/* Compare a block's runs with its expectation. */
+static void finish_block(TestRun *tr, BlockJob *j, const RunList *rl)
+{
+    const TbRun *r = &rl->v[j->run];
+    int st = r->status;
+    char *e1 = tb_first_line(r->errtext ? r->errtext : "");
+    const Expect *ex = &j->ex;
+    if (ex->error) {
+        if (st != 0 && strstr(r->errtext, ex->error)) {
+            block_done(j, BLOCK_PASS, NULL);
+        } else if (st != 0) {
+            block_done(j, BLOCK_FAIL, tb_printf("expected an error containing \"%s\", got: %s", ex->error, e1));
+        } else {
+            block_done(j, BLOCK_FAIL,
+                       tb_printf("expected an error containing \"%s\", but the program succeeded", ex->error));
+        }
+    } else if (st == 128 + 14) { /* SIGALRM */
+        block_done(j, BLOCK_FAIL, tb_printf("the program ran longer than %u s (--timeout)", tr->s.timeout));
+    } else if (st != 0) {
+        block_done(j, BLOCK_FAIL, tb_printf("the program failed (exit status %d): %s", st, e1));
+    } else if (ex->reference && !reference_runs(tr)) {
+        block_done(j, BLOCK_PASS, NULL); /* the reference itself: it ran */
+    } else {
+        TbComp *want = NULL;
+        char perr[300];
+        char *m = NULL;
+        if (ex->reference && j->ref_problem) {
+            m = tb_strdup(j->ref_problem);
+        } else if (ex->reference) {
+            const TbRun *rr = &rl->v[j->ref];
+            if (rr->status != 0) {
+                char *e2 = tb_first_line(rr->errtext ? rr->errtext : "");
+                m = tb_printf("the reference C backend failed (exit status %d): %s", rr->status, e2);
+                free(e2);
+            } else {
+                want = rr->out;
+            }
+        } else {
+            want = tb_parse_value(ex->value, j->rt, perr, sizeof perr);
+            if (!want) {
+                m = tb_printf("cannot read the expected value as %s: %s", j->result_type, perr);
+            }
+        }
+        if (!m) {
+            m = compare(want, r->out, j->rt->nleaves, ex->tol_set, ex->rel, ex->abs_tol, ex->exact);
+        }
+        block_done(j, m ? BLOCK_FAIL : BLOCK_PASS, m);
+        if (!ex->reference) {
+            tb_comps_free(want, j->rt->nleaves);
+        }
+    }
+    free(e1);
+}
+
+static void block_free(BlockJob *j)
+{
+    tb_args_free(&j->extra);
+    for (int i = 0; i < j->ngen; i++) {
+        unlink(j->gen[i]);
+        free(j->gen[i]);
+    }
+    free(j->gen);
+    if (j->stdin_path) {
+        unlink(j->stdin_path);
+    }
+    free(j->stdin_path);
+    free(j->msg);
+    free(j->ref_problem);
+    free(j->result_type);
+    tb_type_free(j->rt);
+    free(j->ex.error);
+}
+
+/* Every block of a file: plan them all (builds, inputs), run all their runs
+ * (one process per executable), then judge and report them in file order. */
 static void test_file(TestRun *tr, const char *file)
 {
     char *src = drv_read_file(file, NULL);
@@ -438,30 +510,206 @@ static void test_file(TestRun *tr, const char *file)
     }
     int nb = 0;
     TbBlock *bs = tb_read_blocks(src, &nb);
+    BlockJob *jobs = calloc((size_t)nb + 1, sizeof *jobs);
+    if (!jobs) {
+        exit(1);
+    }
+    RunList rl = { 0 };
+    int nj = 0;
     for (int i = 0; i < nb; i++) {
         if (bs[i].bench || (tr->only && strcmp(tr->only, bs[i].entry) != 0)) {
             continue;
         }
-        run_block(tr, file, &bs[i]);
+        jobs[nj].bl = &bs[i];
+        plan_block(tr, file, &jobs[nj++], &rl);
     }
+    tb_run_all(&tr->s, rl.v, rl.n);
+    for (int i = 0; i < nj; i++) {
+        BlockJob *j = &jobs[i];
+        if (j->state == BLOCK_RUNS) {
+            finish_block(tr, j, &rl);
+        }
+        if (j->state == BLOCK_PASS) {
+            tr->passed++;
+        } else {
+            j->state == BLOCK_SKIP ? tr->skipped++ : tr->failed++;
+            report(file, j->bl, j->state == BLOCK_SKIP ? "SKIP" : "FAIL", "%s", j->msg);
+        }
+        block_free(j);
+    }
+    for (int i = 0; i < rl.n; i++) {
+        tb_comps_free(rl.v[i].out, rl.v[i].nresults);
+        free(rl.v[i].errtext);
+    }
+    free(rl.v);
+    free(jobs);
     tb_session_next_file(&tr->s);
-    if (tr->use_ref_O0) {
-        tb_session_next_file(&tr->ref_O0);
-    }
     tb_blocks_free(bs, nb);
     free(src);
 }
 
+/* The files of a run, in order, with the paths that could not be read. */
+typedef struct FileList {
+    char **path;
+    char **error; /* per path: why it cannot be read, or NULL */
+    int n;
+} FileList;
+
 /* tb_each_gdsl's callbacks */
-static void test_path_one(void *ctx, const char *path)
+static void list_file(void *ctx, const char *path)
 {
-    test_file(ctx, path);
+    FileList *fl = ctx;
+    fl->path = tb_realloc(fl->path, (size_t)(fl->n + 1) * sizeof *fl->path);
+    fl->error = tb_realloc(fl->error, (size_t)(fl->n + 1) * sizeof *fl->error);
+    fl->path[fl->n] = tb_strdup(path);
+    fl->error[fl->n++] = NULL;
 }
 
-static void test_path_error(void *ctx, const char *path, const char *msg)
+static void list_error(void *ctx, const char *path, const char *msg)
 {
-    fprintf(stdout, "%s: error: %s\n", path, msg);
-    ((TestRun *)ctx)->failed++;
+    FileList *fl = ctx;
+    list_file(ctx, path);
+    fl->error[fl->n - 1] = tb_strdup(msg);
+}
+
+/* File i in a child process of its own (its scratch directory tmp/fI), its
+ * report into tmp/fI.out and its counts into tmp/fI.counts. */
+static pid_t start_file(TestRun *tr, const FileList *fl, int i)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid != 0) {
+        return pid;
+    }
+    char *out = tb_printf("%s/f%d.out", tr->s.tmp, i), *counts = tb_printf("%s/f%d.counts", tr->s.tmp, i);
+    char *sub = tb_printf("%s/f%d", tr->s.tmp, i);
+    if (mkdir(sub, 0700) != 0 || !freopen(out, "w", stdout)) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", out, strerror(errno));
+        _exit(1);
+    }
+    tr->s.tmp = sub;
+    tr->passed = tr->failed = tr->skipped = 0; /* this file's own */
+    if (fl->error[i]) {
+        printf("%s: error: %s\n", fl->path[i], fl->error[i]);
+        tr->failed++;
+    } else {
+        test_file(tr, fl->path[i]);
+    }
+    drv_remove_dir(sub);
+    FILE *c = fopen(counts, "w");
+    bool ok = c && fprintf(c, "%d %d %d\n", tr->passed, tr->failed, tr->skipped) > 0;
+    ok = c && fclose(c) == 0 && ok;
+    ok = fflush(stdout) == 0 && ok;
+    _exit(ok ? 0 : 1);
+}
+
+/* Copy file i's report to stdout and add its counts; a child that died
+ * without its counts fails the file. */
+static void finish_file(TestRun *tr, const FileList *fl, int i, int status)
+{
+    char *out = tb_printf("%s/f%d.out", tr->s.tmp, i), *counts = tb_printf("%s/f%d.counts", tr->s.tmp, i);
+    char *text = drv_read_file(out, NULL), *ctext = drv_read_file(counts, NULL);
+    int p = 0, f = 0, k = 0;
+    if (text) {
+        fputs(text, stdout);
+    }
+    if (status != 0 || !ctext || sscanf(ctext, "%d %d %d", &p, &f, &k) != 3) {
+        printf("%s: error: gpuc test stopped on this file (status %d)\n", fl->path[i], status);
+        tr->failed++;
+    } else {
+        tr->passed += p;
+        tr->failed += f;
+        tr->skipped += k;
+    }
+    fflush(stdout);
+    unlink(out);
+    unlink(counts);
+    free(text);
+    free(ctext);
+    free(out);
+    free(counts);
+}
+
+/* Bytes of a file: how long testing it takes, roughly (0 when unknown). */
+static long long file_cost(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+/* Test every file, up to jobs at a time (each in a child process), the
+ * biggest first so that the longest does not start last, and report them in
+ * the order of the list whatever order they end in. */
+static void test_files(TestRun *tr, const FileList *fl, int jobs)
+{
+    pid_t *pids = calloc((size_t)fl->n + 1, sizeof *pids);
+    int *status = calloc((size_t)fl->n + 1, sizeof *status);
+    bool *ended = calloc((size_t)fl->n + 1, sizeof *ended);
+    int *order = calloc((size_t)fl->n + 1, sizeof *order);
+    long long *cost = calloc((size_t)fl->n + 1, sizeof *cost);
+    if (!pids || !status || !ended || !order || !cost) {
+        exit(1);
+    }
+    for (int i = 0; i < fl->n; i++) {
+        cost[i] = fl->error[i] ? 0 : file_cost(fl->path[i]);
+        int k = i;
+        for (; k > 0 && cost[order[k - 1]] < cost[i]; k--) {
+            order[k] = order[k - 1];
+        }
+        order[k] = i;
+    }
+    int started = 0, running = 0, reported = 0;
+    while (reported < fl->n) {
+        while (running < jobs && started < fl->n) {
+            int f = order[started++];
+            pids[f] = start_file(tr, fl, f);
+            if (pids[f] < 0) {
+                status[f] = 127;
+                ended[f] = true;
+            } else {
+                running++;
+            }
+        }
+        if (running > 0) {
+            int st;
+            pid_t pid = wait(&st);
+            for (int i = 0; pid > 0 && i < fl->n; i++) {
+                if (pids[i] == pid && !ended[i]) {
+                    ended[i] = true;
+                    status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                    running--;
+                }
+            }
+            for (int i = 0; pid < 0 && errno != EINTR && i < fl->n; i++) {
+                if (pids[i] > 0 && !ended[i]) { /* lost: reported as stopped */
+                    ended[i] = true;
+                    status[i] = 127;
+                    running--;
+                }
+            }
+        }
+        while (reported < fl->n && ended[reported]) {
+            finish_file(tr, fl, reported, status[reported]);
+            reported++;
+        }
+    }
+    free(order);
+    free(cost);
+    free(pids);
+    free(status);
+    free(ended);
+}
+
+/* The architecture of device 0 for the builds ("--arch=sm_90"), or NULL
+ * when there is none to ask (the builds then take gpuc's default list). */
+static char *device_arch_option(void)
+{
+    GpucDeviceInfo info;
+    if (gpuc_init() != GPUC_SUCCESS || gpuc_device_info(0, &info) != GPUC_SUCCESS) {
+        return NULL;
+    }
+    return tb_printf("--arch=sm_%d%d", info.cc_major, info.cc_minor);
 }
 
 int drv_test_main(int argc, char **argv)
@@ -469,8 +717,11 @@ int drv_test_main(int argc, char **argv)
     TestRun tr = { 0 };
     tr.backend = "c";
     unsigned timeout = 600;
-    bool no_opt = false;
-    const char *arch = NULL; /* --arch=LIST: of the builds under test */
+    const char *arch = NULL; /* --arch=LIST */
+    bool no_opt = false;     /* -O0: build the programs under test without rewrites and fusion */
+    tr.reference_options = "";
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = ncpu > 0 ? (int)ncpu : 1;
     const char **paths = tb_malloc((size_t)argc * sizeof *paths);
     int npaths = 0;
     for (int i = 1; i < argc; i++) {
@@ -493,10 +744,24 @@ int drv_test_main(int argc, char **argv)
             timeout = (unsigned)t;
         } else if (strcmp(a, "-O0") == 0) {
             no_opt = true;
-        } else if (strncmp(a, "--arch=", 7) == 0) {
-            arch = a;
         } else if (strcmp(a, "--reference-O0") == 0) {
-            tr.use_ref_O0 = true;
+            tr.reference_options = "-O0";
+        } else if (strncmp(a, "--arch=", 7) == 0) {
+            if (drv_check_arch(a + 7) != 0) {
+                free(paths);
+                return 2;
+            }
+            arch = a + 7;
+        } else if (strncmp(a, "-j", 2) == 0 || strncmp(a, "--jobs=", 7) == 0) {
+            const char *v = a[1] == 'j' ? (a[2] ? a + 2 : i + 1 < argc ? argv[++i] : "") : a + 7;
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1 || n > 1024) {
+                fprintf(stderr, "gpuc: error: gpuc test: -j needs a number of jobs from 1 to 1024, not '%s'\n", v);
+                free(paths);
+                return 2;
+            }
+            jobs = (int)n;
         } else if (strcmp(a, "-k") == 0 && i + 1 < argc) {
             tr.only = argv[++i];
         } else if ((strcmp(a, "--max-elements") == 0 && i + 1 < argc) || strncmp(a, "--max-elements=", 15) == 0) {
@@ -512,16 +777,17 @@ int drv_test_main(int argc, char **argv)
             tr.max_elements = m;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: gpuc test [--backend=c|cuda] [-k ENTRY] [--timeout=SECONDS] [--max-elements N]\n"
-                   "                 [-O0] [--reference-O0] [--arch=LIST] FILES-OR-DIRS...\n"
+                   "                 [-j N] [--arch=LIST] [-O0] [--reference-O0] FILES-OR-DIRS...\n"
                    "Runs the //! test blocks of .gdsl files (docs/testing.md) and prints\n"
                    "a line per failing or skipped block and 'N passed, N failed, N skipped'.\n"
                    "--max-elements N skips blocks with a generated input of more than N elements;\n"
+                   "-j N tests N files at a time (default: the number of CPUs); --arch=LIST builds\n"
+                   "for those architectures (default: none on --backend=c, the GPU's on cuda);\n"
                    "$GPUC_TEST_WRAP (words separated by spaces) is put before every run of a program\n"
                    "(e.g. 'compute-sanitizer --tool memcheck').\n"
                    "-O0 builds the programs without IR rewrites and fusion; --reference-O0 makes\n"
                    "'expect reference' compare with such a build on the C backend (also with\n"
-                   "--backend=c). --arch=LIST is given to every build (--arch=none: no kernels\n"
-                   "compiled, for C backend runs).\n");
+                   "--backend=c).\n");
             free(paths);
             return 0;
         } else if (a[0] == '-' && a[1]) {
@@ -537,22 +803,11 @@ int drv_test_main(int argc, char **argv)
         free(paths);
         return 2;
     }
-    if (tb_session_init(&tr.s) != 0 || (tr.use_ref_O0 && tb_session_init(&tr.ref_O0) != 0)) {
+    if (tb_session_init(&tr.s) != 0) {
         free(paths);
         return 1;
     }
     tr.s.timeout = timeout;
-    if (no_opt) {
-        tb_args_add(&tr.s.build_args, tb_strdup("-O0"));
-    }
-    if (arch) {
-        tb_args_add(&tr.s.build_args, tb_strdup(arch));
-    }
-    if (tr.use_ref_O0) {
-        tr.ref_O0.timeout = timeout;
-        tb_args_add(&tr.ref_O0.build_args, tb_strdup("-O0"));
-        tb_args_add(&tr.ref_O0.build_args, tb_strdup("--arch=none")); /* it only runs on the C backend */
-    }
     const char *wrap = getenv("GPUC_TEST_WRAP");
     if (wrap && *wrap) {
         char *w = tb_strdup(wrap);
@@ -561,13 +816,27 @@ int drv_test_main(int argc, char **argv)
         }
         free(w);
     }
+    /* only the kernels the run needs: none on the C backend, the device's
+     * architecture on CUDA */
+    char *arch_option = arch ? tb_printf("--arch=%s", arch)
+                        : strcmp(tr.backend, "c") == 0 ? tb_strdup("--arch=none")
+                                                       : device_arch_option();
+    char *build_options = tb_printf("%s%s", arch_option ? arch_option : "", no_opt ? " -O0" : "");
+    tr.build_options = build_options;
+    FileList fl = { 0 };
     for (int i = 0; i < npaths; i++) {
-        tb_each_gdsl(paths[i], test_path_one, test_path_error, &tr);
+        tb_each_gdsl(paths[i], list_file, list_error, &fl);
     }
+    test_files(&tr, &fl, jobs);
+    for (int i = 0; i < fl.n; i++) {
+        free(fl.path[i]);
+        free(fl.error[i]);
+    }
+    free(fl.path);
+    free(fl.error);
+    free(arch_option);
+    free(build_options);
     tb_session_free(&tr.s);
-    if (tr.use_ref_O0) {
-        tb_session_free(&tr.ref_O0);
-    }
     free(paths);
     printf("%d passed, %d failed, %d skipped\n", tr.passed, tr.failed, tr.skipped);
     return tr.failed ? 1 : 0;

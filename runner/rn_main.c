@@ -5,6 +5,7 @@
  * written to temporaries and renamed only when everything is ready).
  * The user-facing behaviour is documented in docs/executables.md. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ typedef struct Options {
   uint64_t seed;
   bool help;
   bool signatures;                     /* --signatures (hidden, for gpuc test and gpuc bench) */
+  const char *stdin_path;              /* batch mode: the run's text input (NULL: standard input) */
 } Options;
 
 static const char *prog_name = "gpuc-program";
@@ -687,12 +689,19 @@ static int write_times(const char *path, const double *us, long n, RnError *e)
 
 /* ---- the runs ---- */
 
-typedef struct Runner {
-  const RnSig *sig;
-  Backend backend;           /* BACKEND_C or BACKEND_CUDA once chosen */
+/* The CUDA state all runs of one process share (one run, or every run of a
+ * --batch): created by the first run on the CUDA backend, freed at exit. */
+typedef struct Device {
   GpucContext *ctx;
   GpucModule *module;
   GpucRun run;
+  bool failed;               /* a run failed inside the CUDA backend: the context may be unusable */
+} Device;
+
+typedef struct Runner {
+  const RnSig *sig;
+  Backend backend;           /* BACKEND_C or BACKEND_CUDA once chosen */
+  Device *dev;
 } Runner;
 
 static double now_us(void)
@@ -735,41 +744,45 @@ static int setup_backend(Runner *rn, const GpucProgram *prog, const Options *o)
     fprintf(stderr, "%s: note: entry '%s' has no CUDA backend; running on the C backend\n", prog_name, entry->name);
     return 0;
   }
-  GpucConfig config;
-  gpuc_config_init(&config);
-  config.profile = o->profile ? 1 : -1;
-  if (gpuc_context_new(&config, &rn->ctx) != GPUC_SUCCESS) {
-    error("cannot create a CUDA context: %s", gpuc_last_error());
-    return -1;
+  Device *dev = rn->dev;
+  if (!dev->ctx) {
+    GpucConfig config;
+    gpuc_config_init(&config);
+    config.profile = o->profile ? 1 : -1;
+    if (gpuc_context_new(&config, &dev->ctx) != GPUC_SUCCESS) {
+      error("cannot create a CUDA context: %s", gpuc_last_error());
+      return -1;
+    }
   }
   rn->backend = BACKEND_CUDA;
-  if (prog->num_images > 0 &&
-      gpuc_module_load_images(rn->ctx, prog->images, prog->num_images, &rn->module) != GPUC_SUCCESS) {
-    const char *msg = gpuc_context_error(rn->ctx);
+  if (prog->num_images > 0 && !dev->module &&
+      gpuc_module_load_images(dev->ctx, prog->images, prog->num_images, &dev->module) != GPUC_SUCCESS) {
+    const char *msg = gpuc_context_error(dev->ctx);
     error("cannot load the program's kernels: %s", msg ? msg : gpuc_last_error());
     return -1;
   }
-  if (gpuc_event_new(rn->ctx, &rn->run.start) != GPUC_SUCCESS ||
-      gpuc_event_new(rn->ctx, &rn->run.end) != GPUC_SUCCESS) {
-    const char *msg = gpuc_context_error(rn->ctx);
+  if ((!dev->run.start && gpuc_event_new(dev->ctx, &dev->run.start) != GPUC_SUCCESS) ||
+      (!dev->run.end && gpuc_event_new(dev->ctx, &dev->run.end) != GPUC_SUCCESS)) {
+    const char *msg = gpuc_context_error(dev->ctx);
     error("cannot create timing events: %s", msg ? msg : gpuc_last_error());
     return -1;
   }
   return 0;
 }
 
-static void teardown_backend(Runner *rn)
+static void device_free(Device *dev)
 {
-  if (rn->run.start) {
-    gpuc_event_free(rn->run.start);
+  if (dev->run.start) {
+    gpuc_event_free(dev->run.start);
   }
-  if (rn->run.end) {
-    gpuc_event_free(rn->run.end);
+  if (dev->run.end) {
+    gpuc_event_free(dev->run.end);
   }
-  if (rn->module) {
-    gpuc_module_free(rn->module);
+  if (dev->module) {
+    gpuc_module_free(dev->module);
   }
-  gpuc_context_free(rn->ctx);
+  gpuc_context_free(dev->ctx);
+  memset(dev, 0, sizeof *dev);
 }
 
 /* One call of the entry; *us gets its time. */
@@ -791,19 +804,21 @@ static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const Gpu
     rc = entry->run_c(args, res, err, sizeof err);
     *us = now_us() - t0;
   } else {
-    rn->run.started = rn->run.ended = false;
-    gpuc_event_record(rn->run.start, NULL);
-    rc = entry->run_cuda(rn->ctx, rn->module, &rn->run, args, res, err, sizeof err);
-    if (!rn->run.ended) {
-      gpuc_event_record(rn->run.end, NULL);
+    Device *dev = rn->dev;
+    dev->run.started = dev->run.ended = false;
+    gpuc_event_record(dev->run.start, NULL);
+    rc = entry->run_cuda(dev->ctx, dev->module, &dev->run, args, res, err, sizeof err);
+    if (!dev->run.ended) {
+      gpuc_event_record(dev->run.end, NULL);
     }
     float ms = 0;
-    if (rc == 0 && gpuc_event_elapsed_ms(rn->run.start, rn->run.end, &ms) != GPUC_SUCCESS) {
-      const char *msg = gpuc_context_error(rn->ctx);
+    if (rc == 0 && gpuc_event_elapsed_ms(dev->run.start, dev->run.end, &ms) != GPUC_SUCCESS) {
+      const char *msg = gpuc_context_error(dev->ctx);
       snprintf(err, sizeof err, "timing failed: %s", msg ? msg : gpuc_last_error());
       rc = -1;
     }
     *us = (double)ms * 1e3;
+    dev->failed = dev->failed || rc != 0;
   }
   if (rc != 0) {
     error("%s: %s", entry->name, err[0] ? err : "failed (no message)");
@@ -834,7 +849,7 @@ static int read_arguments(const RnSig *sig, const Options *o, const Sources *src
     need_stdin = need_stdin || (!src->file[sig->first[p]] && !o->random);
   }
   if (need_stdin) {
-    if (!(text = rn_read_all(NULL, &text_len, &e))) {
+    if (!(text = rn_read_all(o->stdin_path, &text_len, &e))) {
       error("reading standard input: %s", e.msg);
       return -1;
     }
@@ -921,14 +936,10 @@ fail:
   return rc;
 }
 
-int gpuc_program_main(const GpucProgram *prog, int argc, char **argv)
+/* One command line (argv[0] is the program), on the shared device; stdin_path
+ * (batch mode) replaces standard input. Returns the exit status. */
+static int run_command(const GpucProgram *prog, int argc, char **argv, Device *dev, const char *stdin_path)
 {
-  if (argc > 0 && argv[0] && argv[0][0]) {
-    const char *slash = strrchr(argv[0], '/');
-    prog_name = slash ? slash + 1 : argv[0];
-  } else if (prog->name) {
-    prog_name = prog->name;
-  }
   Options o;
   RnSig sig;
   memset(&sig, 0, sizeof sig);
@@ -945,6 +956,7 @@ int gpuc_program_main(const GpucProgram *prog, int argc, char **argv)
   if (parse_options(&o, argc, argv)) {
     goto out;
   }
+  o.stdin_path = stdin_path;
   if (o.help) {
     usage(stdout, prog);
     status = 0;
@@ -986,6 +998,7 @@ int gpuc_program_main(const GpucProgram *prog, int argc, char **argv)
     goto out;
   }
   rn.sig = &sig;
+  rn.dev = dev;
   if (setup_backend(&rn, prog, &o)) {
     goto out;
   }
@@ -1051,8 +1064,165 @@ out:
   free(times);
   free(src.file);
   free(src.text_file);
-  teardown_backend(&rn);
   rn_sig_free(&sig);
   options_free(&o);
+  return status;
+}
+
+/* ---- batch mode: many runs in one process ---- */
+
+/* Point fd at path (opened for writing, or reading with for_read); -1 on failure. */
+static int redirect(int fd, const char *path, bool for_read)
+{
+  int f = for_read ? open(path, O_RDONLY) : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (f < 0) {
+    return -1;
+  }
+  int rc = dup2(f, fd) < 0 ? -1 : 0;
+  close(f);
+  return rc;
+}
+
+/* `PROGRAM --batch LIST [--timeout S]` (docs/executables.md): every line of
+ * LIST is one run, tab-separated fields
+ *     ID  STDIN  STDOUT  STDERR  ARG...
+ * (ARGs: the ordinary command line; STDIN: a file of text input or "-" for
+ * none). The runs share one process, CUDA context and loaded module. After
+ * each run a line `ID <TAB> STATUS` (the exit status the command line alone
+ * would give) goes to standard output. A run that fails inside the CUDA
+ * backend may leave the context unusable: the batch stops after its status
+ * line with exit status 3, and the caller runs the rest in a new process.
+ * With --timeout, a run longer than S seconds ends the process (SIGALRM).
+ * Exit status 0 when every line ran, 2 for a bad command line or list. */
+static int run_batch(const GpucProgram *prog, int argc, char **argv)
+{
+  unsigned long timeout = 0;
+  if (argc == 5 && strcmp(argv[3], "--timeout") == 0) {
+    char *end;
+    errno = 0;
+    timeout = strtoul(argv[4], &end, 10);
+    if (errno || end == argv[4] || *end) {
+      error("--batch: --timeout needs seconds, not '%s'", argv[4]);
+      return 2;
+    }
+  } else if (argc != 3) {
+    error("usage: %s --batch LIST [--timeout SECONDS]", prog_name);
+    return 2;
+  }
+  RnError e = {0};
+  size_t len;
+  char *list = rn_read_all(argv[2], &len, &e);
+  if (!list) {
+    error("--batch %s: %s", argv[2], e.msg);
+    return 2;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out = dup(1), saved_err = dup(2);
+  FILE *status = saved_out >= 0 ? fdopen(dup(saved_out), "w") : NULL;
+  if (saved_err < 0 || !status) {
+    error("--batch: cannot duplicate the standard streams: %s", strerror(errno));
+    free(list);
+    return 2;
+  }
+  Device dev;
+  memset(&dev, 0, sizeof dev);
+  int rc = 0;
+  char **args = NULL;
+  int lineno = 0;
+  for (char *line = list, *next; line && *line && rc == 0; line = next) {
+    lineno++;
+    next = strchr(line, '\n');
+    if (next) {
+      *next++ = '\0';
+    }
+    if (!*line) {
+      continue;
+    }
+    /* fields: ID STDIN STDOUT STDERR, then the run's arguments */
+    int n = 1;
+    for (char *c = line; *c; c++) {
+      n += *c == '\t';
+    }
+    free(args);
+    args = calloc((size_t)n + 2, sizeof *args);
+    if (!args) {
+      error("--batch: out of memory");
+      rc = 2;
+      break;
+    }
+    int k = 0;
+    for (char *f = line; f; k++) {
+      args[k] = f;
+      f = strchr(f, '\t');
+      if (f) {
+        *f++ = '\0';
+      }
+    }
+    if (k < 4) {
+      error("--batch %s:%d: a line needs ID, STDIN, STDOUT and STDERR separated by tabs", argv[2], lineno);
+      rc = 2;
+      break;
+    }
+    const char *id = args[0], *in = args[1];
+    fflush(stdout);
+    fflush(stderr);
+    if (redirect(1, args[2], false) || redirect(2, args[3], false)) {
+      dup2(saved_out, 1);
+      dup2(saved_err, 2);
+      error("--batch: run %s: cannot write '%s' or '%s': %s", id, args[2], args[3], strerror(errno));
+      rc = 2;
+      break;
+    }
+    args[3] = argv[0]; /* the run's argv: the program, then its arguments */
+    clearerr(stdout);
+    if (timeout) {
+      alarm((unsigned)timeout);
+    }
+    int st = run_command(prog, k - 3, args + 3, &dev, strcmp(in, "-") == 0 ? "/dev/null" : in);
+    alarm(0);
+    if (dev.ctx) {
+      /* give the run's device memory back: other processes test beside this one */
+      gpuc_mem_trim(dev.ctx);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    clearerr(stdout);
+    fprintf(status, "%s\t%d\n", id, st);
+    if (fflush(status) != 0) {
+      rc = 2;
+    } else if (dev.failed) {
+      rc = 3;
+    }
+  }
+  free(args);
+  free(list);
+  fclose(status);
+  close(saved_out);
+  close(saved_err);
+  if (timeout) {
+    alarm((unsigned)timeout); /* the teardown may not hang either */
+  }
+  device_free(&dev);
+  return rc;
+}
+
+int gpuc_program_main(const GpucProgram *prog, int argc, char **argv)
+{
+  if (argc > 0 && argv[0] && argv[0][0]) {
+    const char *slash = strrchr(argv[0], '/');
+    prog_name = slash ? slash + 1 : argv[0];
+  } else if (prog->name) {
+    prog_name = prog->name;
+  }
+  if (argc >= 2 && strcmp(argv[1], "--batch") == 0) {
+    return run_batch(prog, argc, argv);
+  }
+  Device dev;
+  memset(&dev, 0, sizeof dev);
+  int status = run_command(prog, argc, argv, &dev, NULL);
+  device_free(&dev);
   return status;
 }

@@ -36,6 +36,21 @@ check cuda_timing sh -c "'$prog' -e saxpy --backend=cuda --random n=16777216 -r 
   test \$(wc -l < '$work/t.txt') -eq 20 && ! grep -qvx '[0-9][0-9]*' '$work/t.txt' && tr '\n' ' ' < '$work/t.txt' && echo"
 check c_timing sh -c "'$prog' -e saxpy --backend=c --random n=16777216 -r 5 -t '$work/tc.txt' > /dev/null && tr '\n' ' ' < '$work/tc.txt' && echo"
 check cuda_profile sh -c "'$prog' -e saxpy --backend=cuda --profile --random n=1000 -r 3 2>'$work/p.txt' >/dev/null; cat '$work/p.txt'; grep -q saxpy '$work/p.txt'"
+# --batch: CUDA and C runs in one process and one context, each with its own
+# status and result; a bad run does not stop the ones after it
+batch() (
+  cd "$work" || exit 1
+  echo '2 [1, 2] [3]' > bad.txt
+  printf 'g1\tin.txt\tbo1\tbe1\t-e\tsaxpy\t--backend=cuda\t--out\tb1.npy\n' > blist
+  printf 'c1\tin.txt\tbo2\tbe2\t-e\tsaxpy\t--backend=c\t--out\tb2.npy\n' >> blist
+  printf 'g2\tbad.txt\tbo3\tbe3\t-e\tsaxpy\t--backend=cuda\n' >> blist
+  printf 'g3\t-\tbo4\tbe4\t-e\tsaxpy\t--backend=cuda\t--random\tn=100001\t--out\tb4.npy\n' >> blist
+  "$prog" --batch blist > bstatus || exit 1
+  cat bstatus be3
+  printf 'g1\t0\nc1\t0\ng2\t1\ng3\t0\n' | cmp - bstatus && cmp b1.npy b2.npy && grep -q "size n = 2" be3 &&
+    "$prog" -e saxpy --backend=c --random n=100001 --out b5.npy && cmp b4.npy b5.npy
+)
+check batch batch
 # an entry with no CUDA backend: auto notes it, cuda refuses
 check auto_no_cuda_entry sh -c "echo '[1.5, 2.5]' | '$prog' -e sum 2>&1 | grep -q \"entry 'sum' has no CUDA backend; running on the C backend\""
 check cuda_no_cuda_entry sh -c "echo '[1.5]' | '$prog' -e sum --backend=cuda 2>&1; test \$? -eq 0 && exit 1;

@@ -7,6 +7,7 @@
 # built here, and the generated sources of tests/gpu/oom.gdsl.
 # Then on the GPU machine: bash tests/gpu/check.sh (device tool, carry .device).
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default build)
+# GPUC_DEVICE_ARCH: the GPU's architecture (default sm_90) for the cache.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -16,7 +17,10 @@ mkdir -p "$dev/gpu"
 cmake --install "$build" --prefix "$dev/prefix" > /dev/null
 gpuc=$dev/prefix/bin/gpuc
 export GPUC_HOME=$dev/prefix GPUC_CACHE_DIR=$dev/cache
-"$gpuc" test --backend=c "$root/examples" "$root/stdlib" | tail -n 1
+# gpuc test --backend=cuda builds for the device's architecture only (sm_90
+# on an H100 or H200: its cubin and compute_90 PTX), so those are compiled here
+arch=${GPUC_DEVICE_ARCH:-sm_90}
+"$gpuc" test --backend=c --arch="$arch" "$root/examples" "$root/stdlib" "$root/tests/gpu/blocks" | tail -n 1
 # the variants gpuc tune tries first on bench/tune.gdsl, compiled into the cache
 "$gpuc" tune --backend=c --rounds 1 --runs 1 -o "$dev/gpu/tune_c.tuning" "$root/bench/tune.gdsl" 2> /dev/null
 "$gpuc" "$root/examples/softmax.gdsl" -o "$dev/gpu/softmax"
