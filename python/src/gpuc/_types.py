@@ -263,6 +263,11 @@ def _split(t, value, what, entry):
     return [(k, s, v) for k, s, v in zip(keys, types, parts)]
 
 
+def _component(what, key):
+    """The name of component `key` of argument `what`: "argument 'ps'" -> "argument 'ps.x'"."""
+    return what[:-1] + ".%s'" % key if what.endswith("'") else "%s.%s" % (what, key)
+
+
 def flatten(t, value, what, entry, sizes, out):
     """Append the components of value (of type t) to out as C-contiguous ndarrays."""
     if isinstance(t, Scalar):
@@ -272,10 +277,10 @@ def flatten(t, value, what, entry, sizes, out):
     elif isinstance(t, Array):
         for key, sub, v in _split(t.elem, value, what, entry):
             flatten(Array(sub, t.dims) if not isinstance(sub, Array) else sub, v,
-                    "%s.%s" % (what, key), entry, sizes, out)
+                    _component(what, key), entry, sizes, out)
     else:
         for key, sub, v in _split(t, value, what, entry):
-            flatten(sub, v, "%s.%s" % (what, key), entry, sizes, out)
+            flatten(sub, v, _component(what, key), entry, sizes, out)
 
 
 # ---- results ---------------------------------------------------------------
