@@ -143,6 +143,12 @@ int gpuc_compiler_result_file_count(const GpucCompileResult *r);
 const char *gpuc_compiler_result_file(const GpucCompileResult *r, int i);
 void gpuc_compiler_result_free(GpucCompileResult *r);
 
+/* Where `import "std/..."` looks when stdlib_dir is NULL: $GPUC_STDLIB if
+ * set, else the source tree's stdlib/ of a build tree, else
+ * PREFIX/share/gpuc/stdlib beside the installed library or program. The
+ * string is static (not to be freed). */
+const char *gpuc_compiler_default_stdlib_dir(void);
+
 /* gpuc's version ("0.1.0"). */
 const char *gpuc_compiler_version(void);
 

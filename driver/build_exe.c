@@ -1,5 +1,5 @@
 /* build_exe.c: `gpuc prog.gdsl -o prog` and `gpuc run`. The checked program
- * goes through the backend's --emit=program path (both backends' host code,
+ * goes through the compiler library's --emit=program (both backends' host code,
  * the runner's GpucProgram table and main) into a temporary directory; its
  * kernels (--emit=cuda) are compiled ahead of time with NVRTC into a cubin
  * per --arch (default sm_80,sm_90) plus PTX for the newest, written as C
@@ -56,8 +56,44 @@
 #define GPUC_EXE_FLAGS ""
 #endif
 
-/* the backend's one entry point (backend/driver_glue.c) */
-extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after, bool explain, FILE *out);
+/* Compile co as `emit` through the compiler library (compiler/compile.c)
+ * and print its diagnostics. Returns the result, or NULL after errors; an
+ * internal error ends gpuc with status 70, as it always has. The debugging
+ * options (--dump-after, --explain-fusion) are for --emit only. */
+static GpucCompileResult *compile_or_report(const GpucCompileOptions *co, GpucEmit emit)
+{
+    GpucCompileOptions o = *co;
+    o.dump_after = NULL;
+    o.explain_fusion = 0;
+    GpucCompileResult *r = NULL;
+    int status = gpuc_compiler_compile(&o, emit, &r);
+    fputs(gpuc_compiler_result_rendered(r), stderr);
+    if (status == GPUC_COMPILE_INTERNAL_ERROR) {
+        fflush(stdout);
+        exit(status);
+    }
+    if (status != GPUC_COMPILE_OK) {
+        gpuc_compiler_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Write len bytes of text to path; false after reporting why not. */
+static bool write_text(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    bool ok = fwrite(text, 1, len, f) == len;
+    if (fclose(f) != 0 || !ok) {
+        fprintf(stderr, "gpuc: error: cannot write '%s'\n", path);
+        return false;
+    }
+    return true;
+}
 
 static char *xstrdup(const char *s)
 {
@@ -337,8 +373,8 @@ static int split_words(char *s, char **out, int max)
  * only"). With written_archs, *written_archs gets the images' names
  * ("sm_80,sm_90,compute_90", malloc'd) when written. Shared by executables
  * and libraries (--emit=lib). */
-int drv_write_images(FeProgram *prog, const char *archs, const char *images_path, const char *what, char **written_archs);
-int drv_write_images(FeProgram *prog, const char *archs, const char *images_path, const char *what, char **written_archs)
+static int write_images(const GpucCompileOptions *co, const char *archs, const char *images_path, const char *what,
+                        char **written_archs)
 {
     bool explicit = archs != NULL;
     if (!archs) {
@@ -356,18 +392,12 @@ int drv_write_images(FeProgram *prog, const char *archs, const char *images_path
         fprintf(stderr, "gpuc: warning: no NVRTC (%s): %s\n", gpuc_last_error(), what);
         return 2;
     }
-    char *source = NULL;
-    size_t source_len = 0;
-    FILE *mem = open_memstream(&source, &source_len);
-    if (!mem) {
-        fprintf(stderr, "gpuc: error: out of memory\n");
+    GpucCompileResult *cuda = compile_or_report(co, GPUC_EMIT_CUDA);
+    if (!cuda) {
         return 1;
     }
-    int rc = be_driver_emit(prog, "cuda", NULL, false, mem);
-    if (fclose(mem) != 0 || rc != 0) {
-        free(source);
-        return 1;
-    }
+    const char *source = gpuc_compiler_result_output(cuda, "source", NULL);
+    int rc = 0;
     /* the list, then PTX of its newest architecture */
     char *list = xstrdup(archs);
     const char *names[33];
@@ -430,11 +460,11 @@ int drv_write_images(FeProgram *prog, const char *archs, const char *images_path
     }
     free(ptx);
     free(list);
-    free(source);
+    gpuc_compiler_result_free(cuda);
     return rc;
 }
 
-int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path)
+int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const char *out_path)
 {
     if (bo->arch && drv_check_arch(bo->arch) != 0) {
         return 1;
@@ -452,22 +482,19 @@ int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
     gen = xprintf("%s/program.c", dir);
     log = xprintf("%s/cc.log", dir);
     images = xprintf("%s/images.h", dir);
-    int img = drv_write_images(prog, bo->arch, images, "the executable has the C backend only", NULL);
+    int img = write_images(co, bo->arch, images, "the executable has the C backend only", NULL);
     if (img == 1) {
         goto done;
     }
-    FILE *f = fopen(gen, "w");
-    if (!f) {
-        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", gen, strerror(errno));
+    GpucCompileResult *program = compile_or_report(co, GPUC_EMIT_PROGRAM);
+    size_t program_len = 0;
+    const char *program_text = program ? gpuc_compiler_result_output(program, "source", &program_len) : NULL;
+    bool written = program_text && write_text(gen, program_text, program_len);
+    gpuc_compiler_result_free(program);
+    if (!written) {
         goto done;
     }
-    int rc = be_driver_emit(prog, "program", NULL, false, f);
-    if (fclose(f) != 0 || rc != 0) {
-        if (rc == 0) {
-            fprintf(stderr, "gpuc: error: cannot write '%s'\n", gen);
-        }
-        goto done;
-    }
+    FILE *f;
     unit = gen;
     if (bo->entry) {
         /* The generated main, renamed, behind one that adds `-e ENTRY` when
@@ -585,9 +612,6 @@ done:
 
 /* ---- gpuc --emit=lib: an ahead-of-time library ---- */
 
-extern int be_driver_emit_lib(FeProgram *prog, const char *name, const char *archs, const char *version,
-                              FILE *source, FILE *header, FILE *manifest);
-
 /* Run a tool with its output in log; on failure print what and the log. */
 static int run_tool(char **argv, const char *log, const char *what)
 {
@@ -617,8 +641,7 @@ static void dep_path(FILE *f, const char *p)
     }
 }
 
-int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path);
-int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path)
+int drv_build_lib(const GpucCompileOptions *co, const DrvBuildOptions *bo, const char *out_path)
 {
     if (!out_path) {
         fprintf(stderr, "gpuc: error: --emit=lib needs -o DIR/libNAME (writes libNAME.a, libNAME.so, NAME.h, NAME.json)\n");
@@ -651,6 +674,7 @@ int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
     Toolchain tc = { 0 };
     int status = 1;
     char *tmp = NULL, *archs = NULL, *libdir = NULL;
+    GpucCompileResult *lib_result = NULL;
     if (!ident) {
         fprintf(stderr, "gpuc: error: -o %s: the library's name '%s' must be a C identifier (it prefixes every function)\n",
                 out_path, name);
@@ -677,21 +701,26 @@ int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
         goto done;
     }
     char *images = xprintf("%s/images.h", tmp);
-    int img = drv_write_images(prog, bo->arch, images, "the library has no kernels (NAME_new will say so)", &archs);
+    int img = write_images(co, bo->arch, images, "the library has no kernels (NAME_new will say so)", &archs);
     free(images);
     if (img == 1) {
         goto done;
     }
     char *src = xprintf("%s/%s.c", tmp, name), *hdr = xprintf("%s/%s.h", tmp, name), *man = xprintf("%s/%s.json", tmp, name);
-    FILE *fs = fopen(src, "w"), *fh = fopen(hdr, "w"), *fm = fopen(man, "w");
-    int rc = fs && fh && fm ? be_driver_emit_lib(prog, name, archs, GPUC_VERSION, fs, fh, fm) : -1;
-    if (rc < 0) {
-        fprintf(stderr, "gpuc: error: cannot write in '%s': %s\n", tmp, strerror(errno));
+    GpucCompileOptions lib_options = *co;
+    lib_options.lib_name = name;
+    lib_options.archs = archs;
+    lib_result = compile_or_report(&lib_options, GPUC_EMIT_LIB);
+    bool written = lib_result != NULL;
+    const char *part_names[] = { "source", "header", "manifest" }, *part_paths[] = { src, hdr, man };
+    for (int i = 0; i < 3 && written; i++) {
+        size_t len = 0;
+        const char *text = gpuc_compiler_result_output(lib_result, part_names[i], &len);
+        written = text && write_text(part_paths[i], text, len);
     }
-    bool closed = (!fs || fclose(fs) == 0) & (!fh || fclose(fh) == 0) & (!fm || fclose(fm) == 0);
     free(hdr);
     free(man);
-    if (rc != 0 || !closed) {
+    if (!written) {
         free(src);
         goto done;
     }
@@ -759,10 +788,11 @@ int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_pa
             char *target = xprintf("%s/lib%s.a", rdir, name);
             dep_path(fd, target);
             fputc(':', fd);
-            for (int i = 0; i < prog->nmodules; i++) {
-                char *rp = realpath(prog->modules[i]->path, NULL);
+            for (int i = 0; i < gpuc_compiler_result_file_count(lib_result); i++) {
+                const char *path = gpuc_compiler_result_file(lib_result, i);
+                char *rp = realpath(path, NULL);
                 fputs(" \\\n  ", fd);
-                dep_path(fd, rp ? rp : prog->modules[i]->path);
+                dep_path(fd, rp ? rp : path);
                 free(rp);
             }
             fputc('\n', fd);
@@ -809,6 +839,7 @@ done:
     if (tc.lib_runtime) {
         toolchain_free(&tc);
     }
+    gpuc_compiler_result_free(lib_result);
     free(archs);
     free(libdir);
     free(name);
@@ -861,7 +892,8 @@ static int mkdir_p(char *path)
     return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_text, char **args)
+int drv_run_cached(const GpucCompileOptions *co, const GpucCompileResult *checked, const DrvBuildOptions *bo,
+                   const char *key_text, char **args)
 {
     Hash h = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
     hash_bytes(&h, GPUC_VERSION, strlen(GPUC_VERSION));
@@ -878,8 +910,8 @@ int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_t
         hash_bytes(&h, &self.st_size, sizeof self.st_size);
         hash_bytes(&h, &self.st_mtime, sizeof self.st_mtime);
     }
-    for (int i = 0; i < prog->nmodules; i++) {
-        const char *path = prog->modules[i]->path;
+    for (int i = 0; i < gpuc_compiler_result_file_count(checked); i++) {
+        const char *path = gpuc_compiler_result_file(checked, i);
         size_t len = 0;
         char *text = drv_read_file(path, &len);
         hash_bytes(&h, path, strlen(path));
@@ -904,7 +936,7 @@ int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_t
             fprintf(stderr, "gpuc: error: cannot create the cache directory '%s': %s\n", dir, strerror(errno));
             status = 1;
         } else {
-            status = drv_build_exe(prog, bo, exe);
+            status = drv_build_exe(co, bo, exe);
         }
     }
     if (status == 0) {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "frontend.h"
+#include "gpuc_compiler.h"
 
 /* How an executable is built. */
 typedef struct DrvBuildOptions {
@@ -22,16 +22,24 @@ typedef struct DrvBuildOptions {
 /* Check an --arch list (sm_NN[,sm_NN...]); 0 if good, else report and -1. */
 int drv_check_arch(const char *arch);
 
-/* Emit the program for `prog` (already checked), compile and link it into
- * the executable out_path (written under a temporary name and renamed, so
- * nothing partial appears). Returns the exit status: 0, or 1 after errors. */
-int drv_build_exe(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path);
+/* Compile the program of `co` (already checked) through the compiler library
+ * (--emit=program and, for the kernel images, --emit=cuda), compile and link
+ * it into the executable out_path (written under a temporary name and
+ * renamed, so nothing partial appears). Prints the diagnostics. Returns the
+ * exit status: 0, 1 after errors, 70 after an internal error. */
+int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const char *out_path);
+
+/* `gpuc --emit=lib -o DIR/libNAME`: the library's C file (--emit=lib of the
+ * compiler library) with the kernel images, compiled into libNAME.a and
+ * libNAME.so, with NAME.h, NAME.json and the depfile NAME.d. Exit status. */
+int drv_build_lib(const GpucCompileOptions *co, const DrvBuildOptions *bo, const char *out_path);
 
 /* `gpuc run`: build into the cache unless the key (key_text: the options,
- * hashed with every source file of prog and gpuc's version) is there, then
- * exec the program with args (args[0] is the program name). Returns only on
- * failure, with the exit status. */
-int drv_run_cached(FeProgram *prog, const DrvBuildOptions *bo, const char *key_text, char **args);
+ * hashed with every source file `checked` read and gpuc's version) is there,
+ * then exec the program with args (args[0] is the program name). Returns
+ * only on failure, with the exit status. */
+int drv_run_cached(const GpucCompileOptions *co, const GpucCompileResult *checked, const DrvBuildOptions *bo,
+                   const char *key_text, char **args);
 
 /* `gpuc test [options] files-or-dirs...` (argv[0] = "test"). Exit status. */
 int drv_test_main(int argc, char **argv);

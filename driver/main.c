@@ -1,6 +1,9 @@
-/* main.c: the gpuc command. Parses the command line, then runs the whole
- * pipeline in compile(): parse -> check -> (IR -> backend) -> emit. Errors
- * are reported by each phase; the pipeline stops after a phase with errors.
+/* main.c: the gpuc command. Parses the command line, then has the compiler
+ * library run the pipeline (gpuc_compiler_compile, compiler/compile.c:
+ * parse -> check -> IR -> passes -> emit) and prints what it returns: the
+ * emitted text on stdout or -o FILE, the diagnostics on stderr. Executables
+ * and libraries (-o without --emit, --emit=lib, gpuc run) are built by
+ * build_exe.c from the library's output.
  * Exit status: 0 success, 1 compile errors, 2 bad command line, 70 an
  * internal error (a gpuc bug, reported with its location). */
 #define _XOPEN_SOURCE 700 /* strdup, realpath, mkstemp, fdopen */
@@ -8,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver.h"
-#include "frontend.h"
+#include "frontend.h" /* the arena and FeDefine, for the command line */
+#include "gpuc_compiler.h"
 
 #ifndef GPUC_STDLIB_DIR
 #define GPUC_STDLIB_DIR "stdlib"
@@ -105,30 +108,6 @@ static FeDefine parse_define(FeArena *a, const char *s)
     return d;
 }
 
-
-/* The standard library of this gpuc: the source tree's when it is there (a
- * build tree), else PREFIX/share/gpuc/stdlib of an installed PREFIX/bin/gpuc. */
-static const char *default_stdlib_dir(FeArena *a)
-{
-    struct stat st;
-    if (stat(GPUC_STDLIB_DIR, &st) == 0 && S_ISDIR(st.st_mode)) {
-        return GPUC_STDLIB_DIR;
-    }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash && slash - self >= 4 && strncmp(slash - 4, "/bin", 4) == 0) {
-            slash[-4] = 0;
-            char *dir = fe_printf(a, "%s/share/gpuc/stdlib", self);
-            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-                return dir;
-            }
-        }
-    }
-    return GPUC_STDLIB_DIR;
-}
 
 /* --tuning FILE: each `ENTRY.NAME=VALUE` or `NAME=VALUE` line (blank lines
  * and # comments aside) is a -D, unless a -D on the command line sets the
@@ -257,8 +236,7 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
         bad_usage("%sno input file", "");
     }
     if (!o->fe.stdlib_dir) {
-        const char *env = getenv("GPUC_STDLIB");
-        o->fe.stdlib_dir = env && *env ? env : default_stdlib_dir(a);
+        o->fe.stdlib_dir = gpuc_compiler_default_stdlib_dir(); /* $GPUC_STDLIB, else this gpuc's */
     }
     if (o->tuning) {
         read_tuning(a, o, &cap);
@@ -266,148 +244,121 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
 }
 
 /* Output goes to a temporary file renamed over the target at the end, so a
- * failed compile never leaves a partial file behind. */
-typedef struct Output {
-    FILE *f;
-    const char *path;  /* final path, or NULL for stdout */
-    char *tmp;         /* temporary path */
-} Output;
-
-static bool output_open(FeArena *a, Output *out, const char *path)
+ * failed compile never leaves a partial file behind. Returns true if written. */
+static bool write_output(FeArena *a, const char *path, const char *text, size_t len)
 {
-    out->path = path;
     if (!path) {
-        out->f = stdout;
-        return true;
+        return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
     }
-    out->tmp = fe_printf(a, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(out->tmp);
-    if (fd < 0 || !(out->f = fdopen(fd, "w"))) {
-        fe_error_noloc("cannot write '%s': %s", path, strerror(errno));
+    char *tmp = fe_printf(a, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
-            unlink(out->tmp);
+            unlink(tmp);
         }
         return false;
     }
-    return true;
-}
-
-/* Finish: keep (rename into place) if ok, else delete the temporary. */
-static bool output_close(Output *out, bool ok)
-{
-    if (!out->path) {
-        return fflush(stdout) == 0 && ok;
-    }
-    if (fclose(out->f) != 0) {
-        ok = false;
-    }
-    if (ok && rename(out->tmp, out->path) != 0) {
-        fe_error_noloc("cannot write '%s': %s", out->path, strerror(errno));
+    bool ok = fwrite(text, 1, len, f) == len;
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) != 0) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", path, strerror(errno));
         ok = false;
     }
     if (!ok) {
-        unlink(out->tmp);
+        unlink(tmp);
     }
     return ok;
 }
 
-/* -e NAME must name an entry, an export or a fn of the main file (what the
- * executable's table can hold): checked here, when the program is built,
- * rather than when it runs. Returns 0, or 1 after reporting the error. */
-static int check_entry_option(const FeProgram *prog, const char *name)
+/* The compiler library's options for the command line's. */
+static void compile_options(FeArena *a, const Options *o, GpucCompileOptions *co)
 {
-    if (!name) {
-        return 0;
+    gpuc_compiler_options_init(co);
+    co->path = o->input;
+    co->stdlib_dir = o->fe.stdlib_dir;
+    const char **defines = fe_alloc(a, (size_t)(o->fe.ndefines + 1) * sizeof *defines);
+    for (int i = 0; i < o->fe.ndefines; i++) {
+        const FeDefine *d = &o->fe.defines[i];
+        defines[i] = d->entry ? fe_printf(a, "%s.%s=%s", d->entry, d->name, d->value)
+                              : fe_printf(a, "%s=%s", d->name, d->value);
     }
-    const char *main_file = prog->nmodules ? prog->modules[0]->path : NULL;
-    for (int i = 0; i < prog->ninstances; i++) {
-        const FeFunc *f = prog->instances[i];
-        bool ours = !main_file || !f->loc.file || strcmp(f->loc.file, main_file) == 0;
-        if (ours && strcmp(f->inst_name ? f->inst_name : f->name, name) == 0) {
-            return 0;
-        }
-    }
-    fprintf(stderr, "gpuc: error: -e %s: there is no entry named '%s' (entries:", name, name);
-    int listed = 0;
-    for (int i = 0; i < prog->ninstances; i++) {
-        const FeFunc *f = prog->instances[i];
-        if (f->is_entry && (!main_file || !f->loc.file || strcmp(f->loc.file, main_file) == 0)) {
-            fprintf(stderr, "%s %s", listed++ ? "," : "", f->inst_name ? f->inst_name : f->name);
-        }
-    }
-    fprintf(stderr, "%s)\n", listed ? "" : " none");
-    return 1;
+    co->defines = defines;
+    co->ndefines = o->fe.ndefines;
+    co->entry = o->entry;
+    co->dump_after = o->dump_after;
+    co->explain_fusion = o->explain_fusion;
 }
 
-/* The whole pipeline. Returns the exit status. */
+/* Compile, print the diagnostics on stderr, and return the exit status (the
+ * library's status is gpuc's: 0, 1, 2 or 70). *result (if not NULL) keeps
+ * the result for the caller to free. */
+static int compile_and_report(const GpucCompileOptions *co, GpucEmit emit, GpucCompileResult **result)
+{
+    GpucCompileResult *r = NULL;
+    int status = gpuc_compiler_compile(co, emit, &r);
+    fputs(gpuc_compiler_result_rendered(r), stderr);
+    if (result) {
+        *result = r;
+    } else {
+        gpuc_compiler_result_free(r);
+    }
+    return status;
+}
+
+/* Compile to text (its "source" output) and write it to -o or stdout. After
+ * errors stdout still gets what was produced; a file is not written. */
+static int emit_text(FeArena *a, const Options *o, const GpucCompileOptions *co, GpucEmit emit)
+{
+    GpucCompileResult *r = NULL;
+    int status = compile_and_report(co, emit, &r);
+    size_t len = 0;
+    const char *text = gpuc_compiler_result_output(r, "source", &len);
+    if (text && (status == 0 || !o->output) && !write_output(a, o->output, text, len) && status == 0) {
+        status = 1;
+    }
+    gpuc_compiler_result_free(r);
+    return status;
+}
+
+/* The command: what to compile (the pipeline is gpuc_compiler_compile's)
+ * and where the result goes. Returns the exit status. */
 static int compile(FeArena *a, const Options *o)
 {
+    GpucCompileOptions co;
+    compile_options(a, o, &co);
     if (o->emit && strcmp(o->emit, "tokens") == 0) {
-        Output out = {0};
-        if (!output_open(a, &out, o->output)) {
-            return 1;
-        }
-        int r = fe_dump_tokens(a, o->input, out.f);
-        return output_close(&out, r == 0) ? 0 : 1;
+        return emit_text(a, o, &co, GPUC_EMIT_TOKENS);
     }
-
-    FeProgram *prog = fe_parse(a, o->input, &o->fe);   /* parse: main file + imports */
-    if (!prog || fe_error_count()) {
-        return 1;
-    }
-    fe_check(a, prog, &o->fe);                          /* names, types, instances */
-    if (fe_error_count() || check_entry_option(prog, o->entry)) {
-        return 1;
-    }
-
-    Output out = {0};
     if (o->list_params) {
-        if (!output_open(a, &out, o->output)) {
-            return 1;
-        }
-        fe_list_params(out.f, a, prog);
-        return output_close(&out, true) ? 0 : 1;
+        return emit_text(a, o, &co, GPUC_EMIT_PARAMS);
     }
     if (!o->emit) {
-        if (o->output) {   /* -o without --emit: an executable */
-            DrvBuildOptions bo = { o->entry, o->arch, o->gpuc_home, false };
-            return drv_build_exe(prog, &bo, o->output);
+        int status = compile_and_report(&co, GPUC_EMIT_CHECK, NULL);
+        if (status != 0 || !o->output) {
+            return status; /* check only */
         }
-        return 0; /* check only */
+        DrvBuildOptions bo = { o->entry, o->arch, o->gpuc_home, false };
+        return drv_build_exe(&co, &bo, o->output); /* -o without --emit: an executable */
     }
-    if (strcmp(o->emit, "ast") == 0) {
-        if (!output_open(a, &out, o->output)) {
-            return 1;
+    static const char *const text_kinds[] = { "ast", "ir", "ir-unfused", "c", "cuda", "program", NULL };
+    for (int i = 0; text_kinds[i]; i++) {
+        if (strcmp(o->emit, text_kinds[i]) == 0) {
+            return emit_text(a, o, &co, (GpucEmit)gpuc_compiler_emit_kind(o->emit));
         }
-        fe_print_program(out.f, a, prog);
-        return output_close(&out, true) ? 0 : 1;
     }
-
-    /* ---- emit dispatch (IR + backend owner) ---- */
-    /* Lower prog->instances to the IR, run the passes (honouring
-     * o->dump_after and o->explain_fusion) and emit ir / c / cuda
-     * (backend/driver_glue.c). ir-unfused stops before fusion; program is the
-     * C backend with the runner's program table and main. */
-    if (strcmp(o->emit, "ir") == 0 || strcmp(o->emit, "ir-unfused") == 0 ||
-        strcmp(o->emit, "c") == 0 || strcmp(o->emit, "cuda") == 0 || strcmp(o->emit, "program") == 0) {
-        extern int be_driver_emit(FeProgram *prog, const char *emit, const char *dump_after,
-                                  bool explain, FILE *out);
-        if (!output_open(a, &out, o->output)) {
-            return 1;
-        }
-        int rc = be_driver_emit(prog, o->emit, o->dump_after, o->explain_fusion, out.f);
-        return output_close(&out, rc == 0) ? 0 : 1;
+    int status = compile_and_report(&co, GPUC_EMIT_CHECK, NULL);
+    if (status != 0) {
+        return status;
     }
     if (strcmp(o->emit, "lib") == 0) {
         /* an ahead-of-time library: -o DIR/libNAME writes libNAME.a,
          * libNAME.so, NAME.h, NAME.json and NAME.d (driver/build_exe.c) */
-        extern int drv_build_lib(FeProgram *prog, const DrvBuildOptions *bo, const char *out_path);
         DrvBuildOptions bo = { NULL, o->arch, o->gpuc_home, false };
-        return drv_build_lib(prog, &bo, o->output);
+        return drv_build_lib(&co, &bo, o->output);
     }
-    /* ---- end of emit dispatch ---- */
-
     fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c, cuda or lib)\n", o->emit);
     return 2;
 }
@@ -460,13 +411,13 @@ static int run_command(FeArena *a, int argc, char **argv)
     sub[nsub++] = argv[file];
     Options o = {0};
     parse_args(a, nsub, sub, &o);
-    FeProgram *prog = fe_parse(a, o.input, &o.fe);
-    if (!prog || fe_error_count()) {
-        return 1;
-    }
-    fe_check(a, prog, &o.fe);
-    if (fe_error_count() || check_entry_option(prog, o.entry)) {
-        return 1;
+    GpucCompileOptions co;
+    compile_options(a, &o, &co);
+    GpucCompileResult *checked = NULL;
+    int status = compile_and_report(&co, GPUC_EMIT_CHECK, &checked);
+    if (status != 0) {
+        gpuc_compiler_result_free(checked);
+        return status;
     }
     /* the cache key: every option given to gpuc (the sources are added by drv_run_cached) */
     size_t klen = 1;
@@ -480,6 +431,7 @@ static int run_command(FeArena *a, int argc, char **argv)
     }
     char *key = calloc(klen, 1);
     if (!key) {
+        gpuc_compiler_result_free(checked);
         return 1;
     }
     for (int i = 1; i < nsub; i++) {
@@ -505,6 +457,8 @@ static int run_command(FeArena *a, int argc, char **argv)
     }
     char **args = malloc((size_t)(argc - file + 1) * sizeof(char *));
     if (!args) {
+        free(key);
+        gpuc_compiler_result_free(checked);
         return 1;
     }
     args[0] = fe_strndup(a, base, blen);
@@ -513,9 +467,10 @@ static int run_command(FeArena *a, int argc, char **argv)
     }
     args[argc - file] = NULL;
     DrvBuildOptions bo = { o.entry, o.arch, o.gpuc_home, verbose };
-    int status = drv_run_cached(prog, &bo, key, args);
+    status = drv_run_cached(&co, checked, &bo, key, args);
     free(args);
     free(key);
+    gpuc_compiler_result_free(checked);
     return status;
 }
 
@@ -535,13 +490,11 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "run") == 0) {
         status = run_command(a, argc - 1, argv + 1);
         fe_arena_free(a);
-        fe_diag_reset();
         return status;
     }
     Options o = {0};
     parse_args(a, argc, argv, &o);
     status = compile(a, &o);
     fe_arena_free(a);
-    fe_diag_reset();
     return status;
 }

@@ -23,8 +23,8 @@ FeArena *fe_arena_new(void)
 {
     FeArena *a = calloc(1, sizeof *a);
     if (!a) {
-        fprintf(stderr, "gpuc: error: out of memory\n");
-        exit(1);
+        SrcLoc none = {0};
+        fe_fatal("error", none, 1, "out of memory");
     }
     return a;
 }
@@ -41,8 +41,8 @@ void *fe_alloc(FeArena *a, size_t size)
         size_t cap = size > CHUNK_SIZE ? size : CHUNK_SIZE;
         c = malloc(sizeof(Chunk) + cap);
         if (!c) {
-            fprintf(stderr, "gpuc: error: out of memory\n");
-            exit(1);
+            SrcLoc none = {0};
+            fe_fatal("error", none, 1, "out of memory");
         }
         c->used = 0;
         c->size = cap;

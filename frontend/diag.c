@@ -3,8 +3,13 @@
  *   <the source line>
  *       ^
  * The parser registers each file's text so the line can be shown. Errors are
- * counted; the driver stops between phases when the count is non-zero. */
+ * counted; the pipeline (compiler/compile.c) stops between phases when the
+ * count is non-zero. Each diagnostic is rendered to text and handed to the
+ * handler the compiler installed (fe_diag_redirect), or printed on stderr
+ * when there is none. A fatal error (an internal error, out of memory) ends
+ * the compilation through the compiler's jmp_buf, or exits without one. */
 #define _XOPEN_SOURCE 700 /* strdup, realpath, mkstemp, fdopen */
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,16 @@ typedef struct Source {
 
 static Source *sources;
 static int error_count;
+static FeDiagHandler *handler; /* NULL: print on stderr */
+static void *handler_ctx;
+static jmp_buf *stop_at;       /* NULL: a fatal error exits */
+
+void fe_diag_redirect(FeDiagHandler *h, void *ctx, jmp_buf *stop)
+{
+    handler = h;
+    handler_ctx = ctx;
+    stop_at = stop;
+}
 
 /* Errors already reported (location + text): a template body checked for
  * several instances reports each of its errors once. */
@@ -90,7 +105,7 @@ static const Source *find_source(const char *file)
 
 /* Print line `line` of s and a caret under column `col`. Control bytes are
  * shown as spaces so the caret stays aligned and the terminal stays sane. */
-static void show_line(const Source *s, int line, int col)
+static void show_line(FILE *out, const Source *s, int line, int col)
 {
     const char *p = s->text, *end = s->text + s->len;
     for (int l = 1; l < line && p < end; l++) {
@@ -112,13 +127,13 @@ static void show_line(const Source *s, int line, int col)
     }
     for (const char *q = p; q < e; q++) {
         unsigned char ch = (unsigned char)*q;
-        fputc(ch == '\t' ? '\t' : (ch < 32 || ch == 127) ? ' ' : ch, stderr);
+        fputc(ch == '\t' ? '\t' : (ch < 32 || ch == 127) ? ' ' : ch, out);
     }
-    fputc('\n', stderr);
+    fputc('\n', out);
     for (int i = 1; i < col && p + i - 1 < e; i++) {
-        fputc(p[i - 1] == '\t' ? '\t' : ' ', stderr);
+        fputc(p[i - 1] == '\t' ? '\t' : ' ', out);
     }
-    fputs("^\n", stderr);
+    fputs("^\n", out);
 }
 
 
@@ -141,6 +156,34 @@ static bool already_reported(SrcLoc loc, const char *msg)
     return false;
 }
 
+/* Render a diagnostic (with the source line when `show_source`) and hand it
+ * to the handler, or print it. */
+static void deliver(const char *kind, SrcLoc loc, const char *msg, bool show_source)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = handler ? open_memstream(&text, &len) : NULL;
+    FILE *to = out ? out : stderr;
+    if (loc.file) {
+        fprintf(to, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, kind);
+    } else {
+        fprintf(to, "gpuc: %s: ", kind);
+    }
+    fputs(msg, to);
+    fputc('\n', to);
+    const Source *s = show_source && loc.file ? find_source(loc.file) : NULL;
+    if (s && loc.line > 0) {
+        show_line(to, s, loc.line, loc.col);
+    }
+    if (out && fclose(out) == 0) {
+        FeDiagnostic d = { loc.file, loc.file ? loc.line : 0, loc.file ? loc.col : 0, kind, msg, text };
+        handler(handler_ctx, &d);
+    } else if (handler) { /* no memory for the text: say it somewhere */
+        fprintf(stderr, "%s", text ? text : msg);
+    }
+    free(text);
+}
+
 void fe_verror(const char *kind, SrcLoc loc, const char *fmt, va_list ap)
 {
     char msg[2048];
@@ -152,17 +195,19 @@ void fe_verror(const char *kind, SrcLoc loc, const char *fmt, va_list ap)
     if (is_error) {
         error_count++;
     }
-    if (loc.file) {
-        fprintf(stderr, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, kind);
-    } else {
-        fprintf(stderr, "gpuc: %s: ", kind);
+    deliver(kind, loc, msg, true);
+}
+
+_Noreturn void fe_fatal(const char *kind, SrcLoc loc, int status, const char *msg)
+{
+    error_count++;
+    deliver(kind, loc, msg, false);
+    if (stop_at) {
+        longjmp(*stop_at, status);
     }
-    fputs(msg, stderr);
-    fputc('\n', stderr);
-    const Source *s = loc.file ? find_source(loc.file) : NULL;
-    if (s && loc.line > 0) {
-        show_line(s, loc.line, loc.col);
-    }
+    /* a clean stop, not a crash (libFuzzer reports exits too) */
+    fflush(stdout);
+    exit(status);
 }
 
 void fe_report(const char *kind, SrcLoc loc, const char *fmt, ...)
@@ -200,18 +245,13 @@ void fe_error_noloc(const char *fmt, ...)
 
 _Noreturn void fe_internal_error(const char *cfile, int cline, SrcLoc loc, const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    if (loc.file) {
-        fprintf(stderr, "%s:%d:%d: ", loc.file, loc.line, loc.col);
-    } else {
-        fprintf(stderr, "gpuc: ");
-    }
-    fprintf(stderr, "internal error: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (at %s:%d; this is a gpuc bug)\n", cfile, cline);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* a clean stop with EX_SOFTWARE, not a crash (libFuzzer reports exits too) */
-    fflush(stdout);
-    exit(70);
+    if (n >= 0 && (size_t)n < sizeof msg) {
+        snprintf(msg + n, sizeof msg - (size_t)n, " (at %s:%d; this is a gpuc bug)", cfile, cline);
+    }
+    fe_fatal("internal error", loc, 70, msg); /* 70: EX_SOFTWARE */
 }

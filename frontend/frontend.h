@@ -1,6 +1,6 @@
 /* frontend.h: the public interface of gpuc's frontend (parse + check).
  *
- * Pipeline (driver/main.c):
+ * Pipeline (compiler/compile.c):
  *     FeArena *A = fe_arena_new();
  *     FeProgram *p = fe_parse(A, path, &opts);     // all files, imports included
  *     if (!p || fe_error_count()) exit(1);
@@ -15,6 +15,7 @@
 #ifndef GPUC_FRONTEND_H
 #define GPUC_FRONTEND_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -49,8 +50,28 @@ int fe_error_count(void);
 /* Remember a file's text so diagnostics can print its lines (the parser does this). */
 void fe_diag_add_source(const char *file, const char *text, size_t len);
 void fe_diag_reset(void);  /* forget sources and counts (frees them) */
-/* A compiler bug, not a user error: prints `file:line:col: internal error: ...`
- * and exits with status 70 (EX_SOFTWARE). */
+/* A diagnostic as reported: kind "error", "note" or "internal error";
+ * file NULL (line, col 0) without a location; rendered is the whole text
+ * gpuc prints, newline-terminated, with the source line and caret. */
+typedef struct FeDiagnostic {
+    const char *file;
+    int line, col;
+    const char *kind;
+    const char *message;
+    const char *rendered;
+} FeDiagnostic;
+typedef void FeDiagHandler(void *ctx, const FeDiagnostic *d);
+/* Hand every diagnostic to `h` instead of printing it on stderr (h NULL:
+ * print, the default), and end a compilation at a fatal error with
+ * longjmp(*stop, status) instead of exit(status) (stop NULL: exit). The
+ * pointers are valid only during the call. compiler/compile.c uses this. */
+void fe_diag_redirect(FeDiagHandler *h, void *ctx, jmp_buf *stop);
+/* A fatal error: report `msg` (no source line, counted as an error), then
+ * stop as fe_diag_redirect says, with `status` (70 internal error, 1 out of
+ * memory). */
+_Noreturn void fe_fatal(const char *kind, SrcLoc loc, int status, const char *msg);
+/* A compiler bug, not a user error: reports `file:line:col: internal error: ...`
+ * and stops with status 70 (EX_SOFTWARE), through fe_fatal. */
 _Noreturn void fe_internal_error(const char *cfile, int cline, SrcLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define FE_INTERNAL_ERROR(loc, ...) fe_internal_error(__FILE__, __LINE__, (loc), __VA_ARGS__)
@@ -72,6 +93,9 @@ typedef struct FeOptions {
 /* ---- parse (lexer.l, parser.y): the main file and, transitively, its imports.
  * Returns NULL only if the main file cannot be read; errors are counted. ---- */
 FeProgram *fe_parse(FeArena *a, const char *path, const FeOptions *opts);
+/* The same with the main file's text given (len bytes); `name` is its file
+ * name in messages, and imports resolve relative to name's directory. */
+FeProgram *fe_parse_text(FeArena *a, const char *name, const char *text, size_t len, const FeOptions *opts);
 /* Print the tokens of one file, one per line (`--emit=tokens`). Returns 0 on success. */
 int fe_dump_tokens(FeArena *a, const char *path, FILE *out);
 

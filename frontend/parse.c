@@ -153,13 +153,8 @@ static const char *resolve_import(FeArena *a, const char *from, const char *spec
     return fe_printf(a, "%s/%s%s", dir_of(a, from), spec, ext);
 }
 
-static FeModule *parse_file(FeArena *a, const char *path, SrcLoc at)
+static FeModule *parse_text(FeArena *a, const char *path, const char *text, size_t len)
 {
-    size_t len = 0;
-    char *text = read_file(a, path, &len, at, at.file ? "imported file" : "file");
-    if (!text) {
-        return NULL;
-    }
     fe_diag_add_source(path, text, len);
     FeModule *m = fe_alloc(a, sizeof *m);
     m->path = path;
@@ -171,13 +166,32 @@ static FeModule *parse_file(FeArena *a, const char *path, SrcLoc at)
     return m;
 }
 
+static FeModule *parse_file(FeArena *a, const char *path, SrcLoc at)
+{
+    size_t len = 0;
+    char *text = read_file(a, path, &len, at, at.file ? "imported file" : "file");
+    return text ? parse_text(a, path, text, len) : NULL;
+}
+
+static FeProgram *parse_imports(FeArena *a, const char *path, FeModule *main_mod, const FeOptions *opts);
+
 FeProgram *fe_parse(FeArena *a, const char *path, const FeOptions *opts)
 {
     SrcLoc none = {0};
     FeModule *main_mod = parse_file(a, path, none);
-    if (!main_mod) {
-        return NULL;
-    }
+    return main_mod ? parse_imports(a, path, main_mod, opts) : NULL;
+}
+
+FeProgram *fe_parse_text(FeArena *a, const char *name, const char *text, size_t len, const FeOptions *opts)
+{
+    name = fe_strdup(a, name);
+    FeModule *main_mod = parse_text(a, name, fe_strndup(a, text, len), len);
+    return parse_imports(a, name, main_mod, opts);
+}
+
+/* The program of main_mod (read from `path`) and, transitively, its imports. */
+static FeProgram *parse_imports(FeArena *a, const char *path, FeModule *main_mod, const FeOptions *opts)
+{
     FeProgram *prog = fe_alloc(a, sizeof *prog);
     int cap = 0;
     const char **real = NULL; /* realpath of each module, to parse each file once */

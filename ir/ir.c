@@ -1,6 +1,7 @@
 /* ir.c: the IR's arena, operation tables, constructors and small rewriting
  * helpers shared by lowering, the passes and the emitters. */
 #include "ir.h"
+#include "frontend.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -59,10 +60,10 @@ char *ir_fmt(IrArena *a, const char *fmt, ...) {
 }
 
 _Noreturn void ir_internal_error(const char *file, int line, const char *msg) {
-    fprintf(stderr, "gpuc: internal error: %s (%s:%d; this is a gpuc bug)\n", msg, file, line);
-    /* a clean stop with EX_SOFTWARE, not a crash (libFuzzer reports exits too) */
-    fflush(stdout);
-    exit(70);
+    char text[2048];
+    snprintf(text, sizeof text, "%s (%s:%d; this is a gpuc bug)", msg, file, line);
+    SrcLoc none = { 0 };
+    fe_fatal("internal error", none, 70, text); /* 70: EX_SOFTWARE; frontend/diag.c */
 }
 
 /* ---- scalar types ---- */
