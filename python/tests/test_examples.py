@@ -142,3 +142,12 @@ def test_entry_matches_executable(built, tmp_path, path, name):
 
 def test_every_example_file_has_entries():
     assert len(FILES) >= 20 and len(_cases()) >= 100
+
+
+@pytest.mark.parametrize("script", sorted((EXAMPLES / "python").glob("*.py")), ids=lambda p: p.name)
+def test_python_example_runs(script):
+    import sys
+    r = subprocess.run([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout
+    assert ": ok on the " in r.stdout
