@@ -19,7 +19,7 @@ B = rng.random((256, 256))
 C = m.matmul(A, B)
 err = np.abs(C - A @ B).max()
 assert err < 1e-9, err
-print("matmul: TILE=%d ok on the %s backend, max |C - A@B| = %.2e" % (tile, m.backend, err))
+print("matmul: TILE=%d: ok on the %s backend, max |C - A@B| = %.2e" % (tile, m.backend, err))
 try:
     gpuc.compile(src, defines={"TILE": 33})
 except gpuc.CompileError as e:
