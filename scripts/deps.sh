@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what building and testing gpuc needs, only where it is missing:
 # a C toolchain, CMake + Ninja, flex and bison, Debian's llvm-16-tools (FileCheck,
-# not, lit), and Python's numpy (reference results in execution tests).
+# not, lit), Python's numpy (reference results in execution tests) and venv
+# (the Python package's tests install it into build/python-venv).
 set -euo pipefail
 need=()
 command -v cc      >/dev/null 2>&1 || need+=(gcc libc6-dev)
@@ -11,6 +12,7 @@ command -v flex    >/dev/null 2>&1 || need+=(flex)
 command -v bison   >/dev/null 2>&1 || need+=(bison)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 [ -x /usr/lib/llvm-16/bin/FileCheck ] && [ -f /usr/lib/llvm-16/build/utils/lit/lit.py ] || need+=(llvm-16-tools)
 if [ ${#need[@]} -gt 0 ]; then
   echo "gpuc: installing ${need[*]}" >&2

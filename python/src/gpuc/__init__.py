@@ -1,0 +1,255 @@
+"""gpuc from Python: compile .gdsl programs at run time and call their entries.
+
+    import gpuc, numpy
+    m = gpuc.compile('entry f(x: f32[n]) -> f32[n] = x * 2.0;')
+    m.f(numpy.arange(4, dtype=numpy.float32))      # array([0., 2., 4., 6.], dtype=float32)
+
+The compiler runs in this process (the extension gpuc._gpuc over the compiler
+library, compiler/gpuc_compiler.h). On the C backend an entry's generated C
+is compiled once with the system C compiler and cached on disk
+(gpuc/_cbackend.py); arguments are NumPy arrays and Python numbers, checked
+and flattened by gpuc/_types.py. docs/python.md is the user's guide.
+"""
+
+import inspect
+import os
+import pathlib
+import re
+
+import numpy as np
+
+from . import _cbackend, _paths, _types
+
+__all__ = ["compile", "Error", "CompileError", "ExecutionError", "Module", "version"]
+
+
+class Error(Exception):
+    """Every error gpuc raises (besides TypeError/ValueError for bad arguments)."""
+
+
+class CompileError(Error):
+    """The program did not compile. str() is the compiler's clang-style text
+    (file:line:col: error: message, the source line, a caret); .diagnostics is
+    a list of dicts with file, line, column, severity, message, rendered."""
+
+    def __init__(self, rendered, diagnostics):
+        super().__init__(rendered.rstrip("\n"))
+        self.diagnostics = diagnostics
+
+
+class ExecutionError(Error):
+    """An entry failed while running (e.g. an index out of bounds); .entry names it."""
+
+    def __init__(self, entry, message):
+        super().__init__("%s: %s" % (entry, message))
+        self.entry = entry
+
+
+def _ext():
+    from . import _gpuc
+    return _gpuc
+
+
+def version():
+    """The compiler's version string."""
+    return _ext().version()
+
+
+def _define_value(value):
+    if isinstance(value, bool):
+        raise TypeError("gpuc: a template parameter is an integer or a scalar type, not a bool")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        raise TypeError("gpuc: template parameter value %r is not an integer or a scalar type" % (value,))
+    for kind, d in _types.DTYPES.items():
+        if d == dt:
+            return kind
+    raise TypeError("gpuc: %s is not a gdsl scalar type (bool, i32, i64, u32, u64, f32, f64)" % dt)
+
+
+def _defines(defines):
+    """defines as gpuc's -D strings: a dict {NAME or ENTRY.NAME: value} or a list of 'NAME=VALUE'."""
+    if defines is None:
+        return []
+    if isinstance(defines, dict):
+        return ["%s=%s" % (k, _define_value(v)) for k, v in defines.items()]
+    if isinstance(defines, str):
+        return [defines]
+    return [str(d) for d in defines]
+
+
+def _source_args(source):
+    """(path, text, name) for gpuc._gpuc.compile from compile()'s first argument."""
+    if isinstance(source, pathlib.PurePath):
+        return os.fspath(source), None, None
+    if not isinstance(source, str):
+        raise TypeError("gpuc.compile: source must be .gdsl text, a path string or a pathlib.Path, not %s"
+                        % type(source).__name__)
+    if "\n" not in source and len(source) < 4096 and os.path.isfile(source):
+        return source, None, None
+    return None, source, None
+
+
+def _compile_text(emit, source, defines, lib_name=None, archs=None):
+    path, text, name = _source_args(source)
+    status, outputs, diags, rendered, files = _ext().compile(
+        emit, path, text, name, _paths.stdlib_dir(), _defines(defines), lib_name, archs)
+    if status != 0:
+        if not rendered:
+            rendered = "gpuc: error: compilation failed (status %d)" % status
+        raise CompileError(rendered, diags)
+    return outputs, files
+
+
+_ENTRY_LINE = re.compile(r"/\* (.*):(\d+): entry (\w+) \*/")
+
+
+class Entry:
+    """One entry point of a compiled program (what module attributes hold)."""
+
+    def __init__(self, module, index, name, params, result, where):
+        self.module = module
+        self.index = index
+        self.name = name
+        self.params = [(p, _types.parse_type(t)) for p, t in params]
+        self.param_types = params
+        self.result_text = result
+        self.result = _types.parse_type(result)
+        self.where = where
+        self.size_params = set()
+        dims = set()
+        for _, t in self.params + [(None, self.result)]:
+            for _, _, d in _types.leaves(t):
+                dims.update(d)
+        for p, t in self.params:
+            if isinstance(t, _types.Scalar) and t.kind == "i64" and p in dims:
+                self.size_params.add(p)
+
+    def signature_text(self):
+        return "%s(%s) -> %s" % (self.name, ", ".join("%s: %s" % pt for pt in self.param_types), self.result_text)
+
+    def doc(self):
+        return ("%s\n\ngpuc entry defined at %s, on the %s backend.\n"
+                "Arrays are NumPy arrays of exactly the dtype and rank of the type (non-contiguous ones are "
+                "copied); scalars are Python numbers; structs are dicts or NumPy structured arrays; tuples "
+                "are tuples." % (self.signature_text(), self.where or "<unknown>", self.module.backend))
+
+    def __call__(self, *args, **kwargs):
+        name = self.name
+        if len(args) > len(self.params):
+            raise TypeError("%s() takes %d arguments (%d given)" % (name, len(self.params), len(args)))
+        values = list(args) + [None] * (len(self.params) - len(args))
+        given = [True] * len(args) + [False] * (len(self.params) - len(args))
+        for k, v in kwargs.items():
+            names = [p for p, _ in self.params]
+            if k not in names:
+                raise TypeError("%s() got an unexpected keyword argument '%s'" % (name, k))
+            i = names.index(k)
+            if given[i]:
+                raise TypeError("%s() got multiple values for argument '%s'" % (name, k))
+            values[i], given[i] = v, True
+        missing = [p for (p, _), g in zip(self.params, given) if not g]
+        if missing:
+            raise TypeError("%s() missing argument%s: %s" % (name, "s" if len(missing) > 1 else "",
+                                                            ", ".join("'%s'" % m for m in missing)))
+        sizes = _types.Sizes(name)
+        comps = []
+        for (p, t), v in zip(self.params, values):
+            _types.flatten(t, v, "argument '%s'" % p, name, sizes, comps)
+        for (p, t), v in zip(self.params, values):
+            if p in self.size_params:
+                if v < 0:
+                    raise ValueError("%s: argument '%s' is a size and must not be negative, got %d" % (name, p, v))
+                sizes.bind(p, int(v), "argument '%s'" % p)
+        return self.module._run(self, comps, sizes)
+
+
+def _make_function(entry):
+    """A plain function for entry, so help() shows its gdsl signature and place."""
+    def call(*args, **kwargs):
+        return entry(*args, **kwargs)
+    call.__name__ = entry.name
+    call.__qualname__ = entry.name
+    call.__doc__ = entry.doc()
+    call.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p, _ in entry.params])
+    call.entry = entry
+    return call
+
+
+class Module:
+    """A compiled program: each entry (and exported instance) is an attribute."""
+
+    def __init__(self, program, backend, source_text, name):
+        self._program = program
+        self.backend = backend
+        self.name = name
+        where = {m.group(3): "%s:%s" % (m.group(1), m.group(2)) for m in _ENTRY_LINE.finditer(source_text)}
+        self.entries = {}
+        for i, (ename, params, result, has_c, has_cuda) in enumerate(program.entries()):
+            entry = Entry(self, i, ename, params, result, where.get(ename))
+            self.entries[ename] = entry
+            if not hasattr(type(self), ename):
+                setattr(self, ename, _make_function(entry))
+
+    def __repr__(self):
+        return "<gpuc module %s (%s backend): %s>" % (self.name, self.backend, ", ".join(self.entries))
+
+    def __dir__(self):
+        return list(self.entries) + ["backend", "entries", "name"]
+
+    def _run(self, entry, comps, sizes):
+        args, keep = [], []
+        for a in comps:
+            rows = a.shape[0] if a.ndim >= 1 else 0
+            cols = a.shape[1] if a.ndim >= 2 else 0
+            data = a
+            if a.size == 0:
+                data = np.zeros(1, dtype=a.dtype)   # data is never NULL, even for an empty array
+                keep.append(data)
+            args.append((_KIND_INDEX[a.dtype.kind, a.dtype.itemsize], a.ndim, rows, cols, data.ctypes.data))
+        results = []
+        for _, kind, dims in _types.leaves(entry.result):
+            known = [sizes.get(d) for d in dims]
+            shape = [-1 if s is None else s for s in known] + [0, 0]
+            results.append((_types.KINDS.index(kind), len(dims), shape[0], shape[1]))
+        out = self._program.call_c(entry.index, args, results)
+        del keep
+        if isinstance(out, str):
+            raise ExecutionError(entry.name, out)
+        arrays = []
+        for (kind, rank, _, _), (rows, cols, buf) in zip(results, out):
+            a = np.frombuffer(buf, dtype=_types.DTYPES[_types.KINDS[kind]])
+            arrays.append(a.reshape(() if rank == 0 else (rows,) if rank == 1 else (rows, cols)))
+        return _types.unflatten(entry.result, arrays)
+
+
+_KIND_INDEX = {(_types.DTYPES[k].kind, _types.DTYPES[k].itemsize): i for i, k in enumerate(_types.KINDS)}
+
+
+def _pick_backend(backend):
+    if backend not in ("auto", "c", "cuda"):
+        raise ValueError("gpuc.compile: backend must be 'auto', 'c' or 'cuda', not %r" % (backend,))
+    if backend == "cuda":
+        raise Error("gpuc.compile: the CUDA backend is not available in this build of the package yet; "
+                    "use backend='c'")
+    return "c"
+
+
+def compile(source, *, defines=None, arch=None, backend="auto"):
+    """Compile a gdsl program: `source` is its text, a path (str naming an existing
+    file, or a pathlib.Path). defines sets template parameters ({'TILE': 16,
+    'matmul.T': numpy.float64} or ['TILE=16']). backend: 'c', 'cuda' or 'auto'
+    (CUDA when a GPU is usable, else C). Returns a Module; raises CompileError."""
+    which = _pick_backend(backend)
+    outputs, files = _compile_text("program", source, defines)
+    text = outputs.get("source", "")
+    path = _cbackend.build(text)
+    program = _ext().load_program(path)
+    name = files[0] if files else "<string>"
+    return Module(program, which, text, name)
