@@ -206,9 +206,15 @@ static void acc_free(IrStmt *s, char ***racc) {
 /* ---- block-wide reduction of accumulators racc[r][k] into thread 0 ---- */
 static int shared_id;
 
+/* Lane 0 ends with the warp's lanes combined in index order (lower lanes
+ * on the left): offsets 1, 2, 4, 8, 16, so that at offset o lane l (a
+ * multiple of 2o) combines lanes l .. l+o-1 with l+o .. l+2o-1.  Descending
+ * offsets would combine lane 0 with lane 16 first, which only a commutative
+ * operator allows; ordered reductions (k->ordered) need this order, and it
+ * costs the others nothing.  The other lanes end with values nobody reads. */
 static void warp_reduce(CuEmit *c, IrStmt *s, char ***racc) {
     BeBuf *b = c->b;
-    be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {  /* index order: lower lanes on the left */");
     b->indent++;
     for (int r = 0; r < s->nreds; r++) {
         IrOperator *op = &s->reds[r];
