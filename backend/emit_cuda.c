@@ -206,9 +206,15 @@ static void acc_free(IrStmt *s, char ***racc) {
 /* ---- block-wide reduction of accumulators racc[r][k] into thread 0 ---- */
 static int shared_id;
 
+/* Lane 0 ends with the warp's lanes combined in index order (lower lanes
+ * on the left): offsets 1, 2, 4, 8, 16, so that at offset o lane l (a
+ * multiple of 2o) combines lanes l .. l+o-1 with l+o .. l+2o-1.  Descending
+ * offsets would combine lane 0 with lane 16 first, which only a commutative
+ * operator allows; ordered reductions (k->ordered) need this order, and it
+ * costs the others nothing.  The other lanes end with values nobody reads. */
 static void warp_reduce(CuEmit *c, IrStmt *s, char ***racc) {
     BeBuf *b = c->b;
-    be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {  /* index order: lower lanes on the left */");
     b->indent++;
     for (int r = 0; r < s->nreds; r++) {
         IrOperator *op = &s->reds[r];
@@ -309,6 +315,9 @@ static void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
     IrStmt *s = k->stmt;
     const char *n = width_expr(c, s);
     int B = k->block, I = k->items, U = k->unroll;
+    if (s->nreds && !k->ordered) {
+        be_line(b, "/* commutative operators: the elements are folded in any order (strided, vectors) */");
+    }
     if (k->vectorize) {
         int V = k->vec, G = I / V;
         int nm = ir_stmt_nmapped(s);
@@ -1430,7 +1439,9 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
 
 /* v = v (+) every other thread's v of the row (`comb`: a format of two
  * values): a butterfly over the row's lanes of the warp, then, when a block holds the row, one value
- * per warp through the shared array `sh` (ne: the neutral element). */
+ * per warp through the shared array `sh` (ne: the neutral element).  The
+ * butterfly puts the partner's value on the right half the time: only for
+ * commutative `comb` (the softmax pair's max and +). */
 static void row_allreduce1(CuEmit *c, const char *v, const char *comb, const char *ne, const char *sh) {
     BeBuf *b = c->b;
     const char *o = be_strf(&c->x, "gpuc_shfl_xor(%s, g_off)", v);
@@ -1611,7 +1622,7 @@ static void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_run = (%s + g_tpr - 1) / g_tpr;", cols);
         row_scalar_loop(c, s, "(int64_t)g_lane * g_run", be_strf(&c->x, "g_col < %s && g_col < (int64_t)(g_lane + 1) * g_run", cols), "1", false, racc);
     } else {
-        be_line(b, "/* phase 1: reduce the row */");
+        be_line(b, "/* phase 1: reduce the row, strided over the lanes (commutative operators) */");
         row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
     }
     if (sm) {

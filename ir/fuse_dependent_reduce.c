@@ -12,7 +12,9 @@
  *          M = max(m1, m2), s = s1*exp(m1-M) + s2*exp(m2-M)
  *   s1 = sum(G(x)); mu = s1 / c;  q = sum((G(x) - mu)^2)
  *       -> one reduction over (count, mean, M2) triples with Chan et al.'s
- *          pairwise combine; s1 = mean * count, q = M2.
+ *          pairwise combine; s1 = mean * count, q = M2 + count * (mean -
+ *          mu)^2, exact algebra for any c (c = count: mean - mu is a
+ *          rounding error, q = M2).
  * G is compared structurally after the inputs are made explicit, so the two
  * reductions may read their data through different (fused) maps.
  * The softmax pair is also fused per row: m = max(G, 1) and
@@ -177,6 +179,18 @@ static bool invariant(const IrExpr *e) {
     return invariant(e->a[0]) && invariant(e->a[1]) && invariant(e->a[2]);
 }
 
+/* Can a scalar (host) statement evaluate e: constants, scalar values and
+ * arithmetic on them, no array reads? */
+static bool host_scalar(const IrExpr *e) {
+    if (!e) { return true; }
+    switch (e->kind) {
+    case IR_E_CONST: case IR_E_FREE: return true;
+    case IR_E_BIN: case IR_E_UN: case IR_E_MATH: case IR_E_SELECT: case IR_E_CAST:
+        return host_scalar(e->a[0]) && host_scalar(e->a[1]) && host_scalar(e->a[2]);
+    default: return false;
+    }
+}
+
 /* (G - MU) squared, MU element-invariant ? */
 static bool match_sq_dev(IrExpr *e, IrExpr **g, IrExpr **mu) {
     IrExpr *d = NULL;
@@ -234,23 +248,38 @@ static bool try_welford(IrModule *m, IrEntry *e, IrStmt *b, int rbi) {
         ir_explain(m, e, "  not fused: sum of squared deviations (line %d) with sum (line %d): different operands", b->line, a->line);
         return false;
     }
+    if (!host_scalar(mu)) { return false; }
     IrScalar t = eb->ty;
     IrValue *qv = b->outs[red_out_pos(b, rbi)];
     IrValue *cnt = ir_value_new(m, e, t, 0, NULL, NULL);
     IrValue *mean = ir_value_new(m, e, t, 0, NULL, NULL);
+    IrValue *m2 = ir_value_new(m, e, t, 0, NULL, NULL);
     int op = red_out_pos(a, rai);
     a->reds[rai] = welford(m, t);
     insert_res(m, a->map, ap, ir_e_const_f(m, t, 1.0));
     insert_res(m, a->map, ap + 2, ir_e_const_f(m, t, 0.0));
     a->outs[op] = cnt; cnt->def = a;
     insert_out(m, a, op + 1, mean);
-    insert_out(m, a, op + 2, qv);
+    insert_out(m, a, op + 2, m2);
     /* s1 = mean * count, right after a */
     IrStmt *ss = ir_stmt_new(m, e, IR_S_SCALAR, IR_AOP_scalar, a->line);
     ss->map = ir_lambda_new(m, 0, NULL, 1);
     ss->map->res[0] = ir_e_bin(m, IR_BIN_mul, ir_e_free(m, mean), ir_e_free(m, cnt));
     ir_stmt_add_out(m, ss, s1);
     ir_entry_move_stmt(e, ss, ir_stmt_index(e, a) + 1);
+    /* q = sum((x - mu)^2) = M2 + count * (mean - mu)^2 for ANY mu fixed
+     * before the pass (M2 is the sum of squares about the mean), so the
+     * divisor c need not be the count: sum(x) / 2 or / (n + 1) are right
+     * too.  No elements: q = 0 whatever mu is (even NaN).  Where b was, so
+     * that every value mu reads is defined. */
+    IrStmt *qs = ir_stmt_new(m, e, IR_S_SCALAR, IR_AOP_scalar, b->line);
+    qs->map = ir_lambda_new(m, 0, NULL, 1);
+    IrExpr *dev = ir_e_bin(m, IR_BIN_sub, ir_e_free(m, mean), mu);
+    IrExpr *shift = ir_e_bin(m, IR_BIN_mul, ir_e_free(m, cnt), ir_e_bin(m, IR_BIN_mul, dev, dev));
+    IrExpr *none = ir_e_bin(m, IR_BIN_eq, ir_e_free(m, cnt), ir_e_const_f(m, t, 0.0));
+    qs->map->res[0] = ir_e_bin(m, IR_BIN_add, ir_e_free(m, m2), ir_e_select(m, none, ir_e_const_f(m, t, 0.0), shift));
+    ir_stmt_add_out(m, qs, qv);
+    ir_entry_move_stmt(e, qs, ir_stmt_index(e, b) + 1);
     remove_red(b, rbi);
     const char *what = ir_fmt(m->arena, "sum of squared deviations@%d (dependent reduction: Welford/Chan)", b->line);
     a->note = a->note ? ir_fmt(m->arena, "%s, %s", a->note, what) : what;

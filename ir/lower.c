@@ -538,13 +538,20 @@ static IrOperator make_operator(Lower *L, LVal *f, LVal *ne, const FeType *elem_
         o.ne[i] = i < nn ? scalar_of(L, nl[i], loc) : ir_e_const_i(m, pt[i], 0);
         if (o.ne[i]->ty != pt[i]) { o.ne[i] = ir_e_cast(m, pt[i], o.ne[i]); }
     }
-    /* a single commutative binop of the two parameters is commutative */
-    IrExpr *r0 = o.op->res[0];
-    if (ar == 1 && r0->kind == IR_E_BIN && (ir_binop_info[r0->op].flags & IR_BF_COMM) &&
-        r0->a[0]->kind == IR_E_PARAM && r0->a[1]->kind == IR_E_PARAM && r0->a[0]->index != r0->a[1]->index) {
-        o.commutative = true;
-        o.name = ir_binop_info[r0->op].name;
+    /* Commutative only when proven: every component k of the result is one
+     * commutative binop of component k of the two operands (params k and
+     * ar + k, in either order), e.g. (+) or (p.0 + q.0, max(p.1, q.1)).
+     * Anything else (a select, a composition) is combined in index order
+     * on the GPU (IrKernel.ordered). */
+    o.commutative = n == ar;
+    for (int i = 0; i < ar && o.commutative; i++) {
+        IrExpr *r = o.op->res[i];
+        o.commutative = r && r->kind == IR_E_BIN && (ir_binop_info[r->op].flags & IR_BF_COMM) &&
+                        r->a[0]->kind == IR_E_PARAM && r->a[1]->kind == IR_E_PARAM &&
+                        ((r->a[0]->index == i && r->a[1]->index == ar + i) ||
+                         (r->a[0]->index == ar + i && r->a[1]->index == i));
     }
+    if (o.commutative && ar == 1) { o.name = ir_binop_info[o.op->res[0]->op].name; }
     return o;
 }
 
@@ -576,10 +583,30 @@ static LVal *outs_like(Lower *L, IrStmt *s, const FeType *t, IrValue *d0, IrValu
     return rebuild(L, shape, leaves_, &at);
 }
 
+/* The neutral element of reduction `op` over `count` elements of type t.
+ * Float min and max ignore NaN unless every element is NaN
+ * (docs/language.md): their neutral element is NaN (fmin(NaN, x) = x, and
+ * all-NaN stays NaN), except that no element at all gives +-inf, so it is
+ * `count == 0 ? +-inf : NaN`, still a neutral element wherever it is used. */
+static IrExpr *reduce_neutral(IrModule *m, IrBinop op, IrScalar t, IrExpr *count) {
+    IrExpr *ne = ir_neutral(m, op, t);
+    if ((op != IR_BIN_min && op != IR_BIN_max) || !ir_scalar_is_float(t)) { return ne; }
+    IrExpr *empty = ir_e_bin(m, IR_BIN_eq, count, ir_e_const_i(m, count->ty, 0));
+    return ir_e_select(m, empty, ne, ir_e_const_f(m, t, NAN));
+}
+
+/* Index `idx` of element `v` for argmin/argmax, -1 ("none") when v is NaN:
+ * NaN elements are skipped. */
+static IrExpr *arg_index(IrModule *m, IrExpr *v, IrExpr *idx) {
+    if (!ir_scalar_is_float(v->ty)) { return idx; }
+    IrExpr *a[1] = { v };
+    return ir_e_select(m, ir_e_math(m, IR_MATH_isnan, a), ir_e_const_i(m, IR_I64, -1), idx);
+}
+
 /* reduce over a virtual array inside a lambda: a fold */
 static LVal *fold_varr(Lower *L, LVal *va, IrBinop op, SrcLoc loc) {
     (void)loc;
-    IrExpr *ne = ir_neutral(L->m, op, va->elem);
+    IrExpr *ne = reduce_neutral(L->m, op, va->elem, va->len);
     return lv_scalar(L, ir_e_fold(L->m, va->var, op, va->len, ne, va->body));
 }
 
@@ -631,7 +658,8 @@ static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
         op.op = ir_lambda_new(m, 4, opt, 2);
         IrExpr *v1 = ir_e_param(m, t, 0), *i1 = ir_e_param(m, IR_I64, 1), *v2 = ir_e_param(m, t, 2), *i2 = ir_e_param(m, IR_I64, 3);
         IrBinop better = b == FE_B_ARGMIN ? IR_BIN_lt : IR_BIN_gt;
-        /* take the second if strictly better, or equal with a smaller index; -1 marks "none" */
+        /* take the second if strictly better, or equal with a smaller index; -1
+         * marks "none" (no element yet, or a NaN one: arg_index skips NaN) */
         IrExpr *take2 = ir_e_bin(m, IR_BIN_lor, ir_e_bin(m, IR_BIN_lt, i1, ir_e_const_i(m, IR_I64, 0)),
                                  ir_e_bin(m, IR_BIN_land, ir_e_bin(m, IR_BIN_ge, i2, ir_e_const_i(m, IR_I64, 0)),
                                           ir_e_bin(m, IR_BIN_lor, ir_e_bin(m, better, v2, v1),
@@ -645,7 +673,7 @@ static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
         op.name = b == FE_B_ARGMIN ? "argmin" : "argmax";
         s->map = ir_lambda_new(m, 1, pt, 2);
         s->map->res[0] = ir_e_param(m, t, 0);
-        s->map->res[1] = ir_e_idx(m, axis == 0 ? 0 : (s->rank == 2 ? 1 : 0));
+        s->map->res[1] = arg_index(m, s->map->res[0], ir_e_idx(m, axis == 0 ? 0 : (s->rank == 2 ? 1 : 0)));
         op.exclusive = false;
         s->reds = ir_alloc(m->arena, sizeof *s->reds);
         s->reds[0] = op;
@@ -659,6 +687,8 @@ static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
         return s->rank == 2 ? lv_array(L, iv) : lv_scalar(L, ir_e_free(m, iv));
     } else {
         op = ir_operator_binop(m, reduce_binop(b, pt[0]), pt[0], false);
+        IrValue *count = s->kind == IR_S_SEGRED ? (axis == 1 ? s->w[1] : s->w[0]) : s->w[0];
+        op.ne[0] = reduce_neutral(m, reduce_binop(b, pt[0]), pt[0], ir_e_free(m, count));
         s->map = ir_lambda_new(m, 1, pt, 1);
         s->map->res[0] = ir_e_param(m, pt[0], 0);
     }

@@ -3,7 +3,8 @@
  * requires: lowered IR.  preserves: SSA, results, statement order.
  *
  *  - constant folding of integer and float arithmetic on literals and of
- *    casts of literals;
+ *    casts of literals (f32 + - * / computed in double and rounded once to
+ *    f32: exact, since double has more than 2 x 24 + 2 bits);
  *  - identity maps (map(|x| x, xs), e.g. from unzip/zip plumbing) are
  *    removed and their uses point at the input.
  */
@@ -17,7 +18,11 @@ static IrExpr *fold(IrModule *m, IrExpr *e) {
     if (e->kind == IR_E_CAST && e->a[0]->kind == IR_E_CONST) {
         IrExpr *c = e->a[0];
         if (ir_scalar_is_float(e->ty) && ir_scalar_is_float(c->ty)) { return ir_e_const_f(m, e->ty, c->c.f); }
-        if (ir_scalar_is_float(e->ty) && (c->ty == IR_I32 || c->ty == IR_I64)) { return ir_e_const_f(m, e->ty, (double)c->c.i); }
+        if (ir_scalar_is_float(e->ty) && (c->ty == IR_I32 || c->ty == IR_I64)) {
+            /* one rounding, straight to the target type: via double an i64
+             * can round to an f32 halfway point and then the wrong way */
+            return ir_e_const_f(m, e->ty, e->ty == IR_F32 ? (double)(float)c->c.i : (double)c->c.i);
+        }
         if ((e->ty == IR_I64 || e->ty == IR_I32) && (c->ty == IR_I32 || c->ty == IR_I64)) { return ir_e_const_i(m, e->ty, c->c.i); }
         return e;
     }
