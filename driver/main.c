@@ -263,53 +263,27 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
     if (o->tuning) {
         read_tuning(a, o, &cap);
     }
+    if (drv_output_same_file(o->output, o->input)) {
+        bad_usage("-o '%s' is the input file; writing it would destroy the program", o->output);
+    }
 }
 
-/* Output goes to a temporary file renamed over the target at the end, so a
- * failed compile never leaves a partial file behind. */
-typedef struct Output {
-    FILE *f;
-    const char *path;  /* final path, or NULL for stdout */
-    char *tmp;         /* temporary path */
-} Output;
+/* The text outputs (--emit, --list-params): written as `cc -o` writes, by
+ * driver/output.c (a temporary put in place at the end, so a failed compile
+ * leaves no partial file; devices and FIFOs written in place; `-o -` or no
+ * -o is standard output). */
+typedef DrvOutput Output;
 
 static bool output_open(FeArena *a, Output *out, const char *path)
 {
-    out->path = path;
-    if (!path) {
-        out->f = stdout;
-        return true;
-    }
-    out->tmp = fe_printf(a, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(out->tmp);
-    if (fd < 0 || !(out->f = fdopen(fd, "w"))) {
-        fe_error_noloc("cannot write '%s': %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(out->tmp);
-        }
-        return false;
-    }
-    return true;
+    (void)a;
+    return drv_output_open(out, path, DRV_OUTPUT_TEXT) == 0;
 }
 
-/* Finish: keep (rename into place) if ok, else delete the temporary. */
+/* Finish: put in place if ok, else remove the temporary. */
 static bool output_close(Output *out, bool ok)
 {
-    if (!out->path) {
-        return fflush(stdout) == 0 && ok;
-    }
-    if (fclose(out->f) != 0) {
-        ok = false;
-    }
-    if (ok && rename(out->tmp, out->path) != 0) {
-        fe_error_noloc("cannot write '%s': %s", out->path, strerror(errno));
-        ok = false;
-    }
-    if (!ok) {
-        unlink(out->tmp);
-    }
-    return ok;
+    return drv_output_close(out, ok);
 }
 
 /* -e NAME must name an entry, an export or a fn of the main file (what the
