@@ -594,8 +594,9 @@ static LVal *reduce_lval(Lower *L, FeExpr *x, LVal *arr, int axis, Env *env) {
         if (general || b == FE_B_ARGMIN || b == FE_B_ARGMAX) {
             const char *what = general ? "reduce(op, ne, A" : b == FE_B_ARGMIN ? "argmin(A" : "argmax(A";
             lerr(L, x->loc, ir_fmt(m->arena, "%s of an array computed inside a lambda is supported only as the whole body of "
-                                   "a comprehension over rows (for i in n => %s[i, :])); write %s, 1) for a row-wise %s",
-                                   general ? "reduce" : x->text, what, what, general ? "reduce" : x->text));
+                                   "a comprehension over rows (for i in n => %s[i, :])%s); write %s, 1) for a row-wise %s",
+                                   general ? "reduce" : x->text, what, general ? ", op and ne not using i" : "", what,
+                                   general ? "reduce" : x->text));
             return lv_scalar(L, ir_e_const_i(m, IR_I32, 0));
         }
         LVal *va = as_varr(L, arr);
@@ -683,6 +684,20 @@ static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
     return reduce_lval(L, x, lower(L, arr_x, env), x->axis, env);
 }
 
+/* Does x use the variable b? */
+static bool mentions(const FeExpr *x, const FeBinding *b) {
+    if (!x) { return false; }
+    if (x->kind == FE_EX_NAME && x->bind == b) { return true; }
+    if (mentions(x->a, b) || mentions(x->b, b) || (x->c != x->a && mentions(x->c, b)) || mentions(x->idx[0], b) ||
+        mentions(x->idx[1], b)) {
+        return true;
+    }
+    for (int i = 0; i < x->nargs; i++) {
+        if (mentions(x->args[i], b)) { return true; }
+    }
+    return false;
+}
+
 /* Is x a reduction of one whole 1-D array (sum(v), argmax(v), reduce(op, ne, v))? */
 static bool is_whole_reduction(const FeExpr *x) {
     if (x->kind != FE_EX_CALL || x->axis >= 0) { return false; }
@@ -722,14 +737,15 @@ static IrExpr *reads_as_params(Lower *L, IrExpr *e, IrValue *w0, IrValue *w1, In
  * [n][len] (fused into the reduction later) and reduced along axis 1, the
  * IR's row reduction that RED(A, 1) is, rather than a fold in each element.
  * NULL (nothing emitted) when arr is not such a row. */
-static LVal *row_reduction(Lower *L, FeExpr *red, LVal *arr, IrValue *w0, Env *env, int line) {
+static LVal *row_reduction(Lower *L, FeExpr *red, const FeBinding *row_var, LVal *arr, IrValue *w0, Env *env, int line) {
     IrModule *m = L->m;
     int n;
     LVal **rows = flat(L, arr, &n);
     for (int k = 0; k < n; k++) {
         if (rows[k]->kind != LV_VARR || !invariant(rows[k]->len)) { return NULL; }
     }
-    if (red->builtin == FE_B_REDUCE && !lv_invariant(lower(L, red->args[1], env))) { return NULL; }
+    /* the reduction's operator and neutral element are one for all rows */
+    if (red->builtin == FE_B_REDUCE && (mentions(red->args[0], row_var) || mentions(red->args[1], row_var))) { return NULL; }
     IrValue *w1 = to_value(L, ir_e_cast(m, IR_I64, rows[0]->len), line);
     IrExpr **res = ir_alloc(m->arena, sizeof *res * (size_t)(n + 1));
     Ins in = { 0 };
@@ -950,7 +966,7 @@ static LVal *lower_for(Lower *L, FeExpr *x, Env *env) {
     if (x->rank == 1 && is_whole_reduction(x->b)) {
         FeExpr *red = x->b;
         row = lower(L, red->builtin == FE_B_REDUCE ? red->args[2] : red->args[0], benv);
-        LVal *r = row_reduction(L, red, row, w0, benv, x->loc.line);
+        LVal *r = row_reduction(L, red, x->loop_vars[0], row, w0, benv, x->loc.line);
         if (r) { return r; }
     }
     IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->rank == 2 ? IR_AOP_for2d : IR_AOP_for1d, x->loc.line);
