@@ -13,7 +13,10 @@
  *   read at the column index i1 and col(v) at the row index i0.
  * - Inside a lambda, arrays that depend on the lambda's parameters (a row
  *   A[i, :] in a comprehension) are "virtual": a length and an element
- *   expression over a loop variable; a reduction over one becomes a fold.
+ *   expression over a loop variable; a reduction over one becomes a fold,
+ *   except where it is the whole body of a comprehension (for i in n =>
+ *   argmax(A[i, :])): there it is the row (or column) reduction
+ *   argmax(A, 1) is (row_reduction).
  */
 #include "ir.h"
 
@@ -731,6 +734,19 @@ static IrExpr *reads_as_params(Lower *L, IrExpr *e, IrValue *w0, IrValue *w1, In
     return r;
 }
 
+/* e with the index dimensions 0 and 1 exchanged (the 2-D map transposed). */
+static IrExpr *swap_idx(Lower *L, IrExpr *e) {
+    if (!e) { return NULL; }
+    if (e->kind == IR_E_IDX) { return ir_e_idx(L->m, 1 - e->index); }
+    IrExpr *a0 = swap_idx(L, e->a[0]), *a1 = swap_idx(L, e->a[1]), *a2 = swap_idx(L, e->a[2]);
+    if (a0 == e->a[0] && a1 == e->a[1] && a2 == e->a[2]) { return e; }
+    IrExpr *r = ir_alloc(L->m->arena, sizeof *r);
+    *r = *e;
+    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
+    r->tree = 0;
+    return r;
+}
+
 /* `for i in n => RED(row)`, the row an array computed from row i (A[i, :],
  * A[i, :] * w, zip(A[i, :], B[i, :]), ...) as a virtual array of a length
  * that does not depend on i: the rows materialised as one 2-D map
@@ -752,10 +768,25 @@ static LVal *row_reduction(Lower *L, FeExpr *red, const FeBinding *row_var, LVal
     for (int k = 0; k < n; k++) {
         res[k] = reads_as_params(L, subst_loopvar(L, rows[k]->body, rows[k]->var, ir_e_idx(m, 1)), w0, w1, &in);
     }
+    /* `for j in m => sum(A[:, j])` reads only columns: the same reduction
+     * over A's own layout along axis 0 (sum(A, 0)), whose reads are
+     * coalesced, rather than over rows of the transpose */
+    Ins cols = { 0 };
+    IrExpr **cres = ir_alloc(m->arena, sizeof *cres * (size_t)(n + 1));
+    for (int k = 0; k < n && !in.nins; k++) {
+        IrExpr *body = subst_loopvar(L, rows[k]->body, rows[k]->var, ir_e_idx(m, 1));
+        cres[k] = reads_as_params(L, swap_idx(L, body), w1, w0, &cols);
+    }
+    bool by_cols = !in.nins && cols.nins;
+    if (by_cols) {
+        in = cols;
+        res = cres;
+    }
+    IrValue *d0 = by_cols ? w1 : w0, *d1 = by_cols ? w0 : w1;
     IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, in.nins ? IR_AOP_map2d : IR_AOP_for2d, line);
     s->rank = 2;
-    s->w[0] = w0;
-    s->w[1] = w1;
+    s->w[0] = d0;
+    s->w[1] = d1;
     s->nins = in.nins;
     s->ins = in.ins;
     IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
@@ -764,12 +795,12 @@ static LVal *row_reduction(Lower *L, FeExpr *red, const FeBinding *row_var, LVal
     LVal **whole = ir_alloc(m->arena, sizeof *whole * (size_t)(n + 1));
     for (int k = 0; k < n; k++) {
         s->map->res[k] = res[k];
-        IrValue *o = ir_value_new(m, L->e, rows[k]->elem, 2, w0, w1);
+        IrValue *o = ir_value_new(m, L->e, rows[k]->elem, 2, d0, d1);
         ir_stmt_add_out(m, s, o);
         whole[k] = lv_array(L, o);
     }
     int at = 0;
-    return reduce_lval(L, red, rebuild(L, arr, whole, &at), 1, env);
+    return reduce_lval(L, red, rebuild(L, arr, whole, &at), by_cols ? 0 : 1, env);
 }
 
 static LVal *lower_scan(Lower *L, FeExpr *x, Env *env) {
