@@ -749,10 +749,11 @@ static IrExpr *swap_idx(Lower *L, IrExpr *e) {
 
 /* `for i in n => RED(row)`, the row an array computed from row i (A[i, :],
  * A[i, :] * w, zip(A[i, :], B[i, :]), ...) as a virtual array of a length
- * that does not depend on i: the rows materialised as one 2-D map
- * [n][len] (fused into the reduction later) and reduced along axis 1, the
- * IR's row reduction that RED(A, 1) is, rather than a fold in each element.
- * NULL (nothing emitted) when arr is not such a row. */
+ * that does not depend on i and reading rows A[i, j] of a 2-D A[n][len]:
+ * the rows materialised as one 2-D map [n][len] over A (fused into the
+ * reduction later) and reduced along axis 1, the IR's row reduction that
+ * RED(A, 1) is, rather than a fold in each element. NULL when arr is not
+ * such a row. */
 static LVal *row_reduction(Lower *L, FeExpr *red, const FeBinding *row_var, LVal *arr, IrValue *w0, Env *env, int line) {
     IrModule *m = L->m;
     int n;
@@ -777,13 +778,16 @@ static LVal *row_reduction(Lower *L, FeExpr *red, const FeBinding *row_var, LVal
         IrExpr *body = subst_loopvar(L, rows[k]->body, rows[k]->var, ir_e_idx(m, 1));
         cres[k] = reads_as_params(L, swap_idx(L, body), w1, w0, &cols);
     }
+    if (!in.nins && !cols.nins) {
+        return NULL; /* no row or column of a 2-D array (a histogram's map over x): a fold in each element */
+    }
     bool by_cols = !in.nins && cols.nins;
     if (by_cols) {
         in = cols;
         res = cres;
     }
     IrValue *d0 = by_cols ? w1 : w0, *d1 = by_cols ? w0 : w1;
-    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, in.nins ? IR_AOP_map2d : IR_AOP_for2d, line);
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_map2d, line);
     s->rank = 2;
     s->w[0] = d0;
     s->w[1] = d1;
