@@ -466,7 +466,7 @@ static int write_images(const GpucCompileOptions *co, const char *archs, const c
 
 int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const char *out_path)
 {
-    if (bo->arch && drv_check_arch(bo->arch) != 0) {
+    if ((bo->arch && drv_check_arch(bo->arch) != 0) || drv_output_check(out_path, DRV_OUTPUT_EXECUTABLE) != 0) {
         return 1;
     }
     Toolchain tc = { 0 };
@@ -476,6 +476,7 @@ int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
     int status = 1;
     char *dir = drv_temp_dir();
     char *gen = NULL, *unit = NULL, *log = NULL, *tmp_out = NULL, *images = NULL;
+    DrvOutput out = { 0 };
     if (!dir) {
         goto done;
     }
@@ -530,16 +531,12 @@ int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
         }
     }
 
-    /* link to a temporary next to the target, renamed when complete */
-    tmp_out = xprintf("%s.tmp.XXXXXX", out_path);
-    int fd = mkstemp(tmp_out);
-    if (fd < 0) {
-        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", out_path, strerror(errno));
-        free(tmp_out);
-        tmp_out = NULL;
+    /* link to a temporary (output.c: next to the target, renamed when
+     * complete; written into a device or FIFO in place) */
+    if (drv_output_open(&out, out_path, DRV_OUTPUT_EXECUTABLE) != 0) {
         goto done;
     }
-    close(fd);
+    tmp_out = out.tmp;
 
     const char *cc_env = getenv("CC");
     char *cc = xstrdup(cc_env && *cc_env ? cc_env : "cc");
@@ -579,8 +576,6 @@ int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
             fprintf(stderr, "%s%s", text, text[len - 1] == '\n' ? "" : "\n");
         }
         free(text);
-    } else if (chmod(tmp_out, 0755) != 0 || rename(tmp_out, out_path) != 0) {
-        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", out_path, strerror(errno));
     } else {
         status = 0;
     }
@@ -590,11 +585,8 @@ int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
     free(inc2);
 
 done:
-    if (tmp_out) {
-        if (status != 0) {
-            unlink(tmp_out);
-        }
-        free(tmp_out);
+    if (tmp_out && !drv_output_close(&out, status == 0)) {
+        status = 1;
     }
     if (dir) {
         drv_remove_dir(dir);
@@ -648,6 +640,11 @@ int drv_build_lib(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
         return 1;
     }
     if (bo->arch && drv_check_arch(bo->arch) != 0) {
+        return 1;
+    }
+    if (strcmp(out_path, "-") == 0) {
+        fprintf(stderr, "gpuc: error: -o -: --emit=lib writes files (libNAME.a, libNAME.so, NAME.h, NAME.json, NAME.d), "
+                        "not standard output; write -o DIR/libNAME\n");
         return 1;
     }
     /* DIR/libNAME or DIR/NAME (a .a, .so or .h suffix is dropped) */
@@ -805,14 +802,22 @@ int drv_build_lib(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
         }
     }
     /* into place: libNAME.a, libNAME.so, NAME.h, NAME.json, NAME.d */
+    /* (output.c: each with a new file's mode, renamed over a regular file,
+     * written into a device or FIFO; a directory in the way is refused first) */
     static const char *const outs[] = { "lib%s.a", "lib%s.so", "%s.h", "%s.json", "%s.d" };
+    static const DrvOutputKind out_kinds[] = { DRV_OUTPUT_BINARY, DRV_OUTPUT_EXECUTABLE, DRV_OUTPUT_BINARY,
+                                               DRV_OUTPUT_BINARY, DRV_OUTPUT_BINARY };
+    for (int i = 0; ok && i < 5; i++) {
+        char *leaf = xprintf(outs[i], name);
+        char *to = xprintf("%s/%s", dir, leaf);
+        ok = drv_output_check(to, out_kinds[i]) == 0;
+        free(leaf);
+        free(to);
+    }
     for (int i = 0; ok && i < 5; i++) {
         char *leaf = xprintf(outs[i], name);
         char *from = xprintf("%s/%s", tmp, leaf), *to = xprintf("%s/%s", dir, leaf);
-        if (rename(from, to) != 0) {
-            fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", to, strerror(errno));
-            ok = false;
-        }
+        ok = drv_output_install(from, to, out_kinds[i]) == 0;
         free(leaf);
         free(from);
         free(to);

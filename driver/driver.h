@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gpuc_compiler.h"
 
@@ -49,6 +50,40 @@ int drv_bench_main(int argc, char **argv);
 
 /* `gpuc tune [options] file.gdsl` (argv[0] = "tune"). Exit status. */
 int drv_tune_main(int argc, char **argv);
+
+/* ---- outputs (output.c): what -o names, written like cc -o writes it ---- */
+
+/* What an output is: its mode when new (0666 or 0777 minus the umask) and
+ * whether `-o -` (standard output) can take it. */
+typedef enum DrvOutputKind {
+    DRV_OUTPUT_TEXT,       /* --emit text, a tuning file: 0666 minus the umask; `-` is stdout */
+    DRV_OUTPUT_BINARY,     /* a static library, a header beside it: 0666 minus the umask */
+    DRV_OUTPUT_EXECUTABLE, /* an executable or a shared library: 0777 minus the umask */
+} DrvOutputKind;
+
+/* An output being written: to f, a temporary file (tmp) put in place by
+ * drv_output_close, or standard output (tmp NULL). */
+typedef struct DrvOutput {
+    const char *path;   /* as -o gave it; NULL or "-" = standard output */
+    DrvOutputKind kind;
+    FILE *f;            /* where to write */
+    char *tmp;          /* the temporary file's path (malloc'd); NULL for standard output */
+} DrvOutput;
+
+/* Refuse what cannot be an output of this kind: a directory, a socket, `-`
+ * for a binary. Returns 0, or 1 after reporting. */
+int drv_output_check(const char *path, DrvOutputKind kind);
+/* Is `output` the same existing file as `input` (which -o would destroy)? */
+bool drv_output_same_file(const char *output, const char *input);
+/* Start writing `path` (NULL: standard output). Returns 0, or 1 after reporting. */
+int drv_output_open(DrvOutput *o, const char *path, DrvOutputKind kind);
+/* Finish: if ok, put the output in place (renamed over a regular file or a
+ * new one, written into a device, FIFO or link), else remove the temporary
+ * and leave `path` untouched. Returns ok, false after reporting an error. */
+bool drv_output_close(DrvOutput *o, bool ok);
+/* Put the complete file `tmp` in place as `path`, as drv_output_close does;
+ * tmp is gone afterwards. Returns 0, or 1 after reporting. */
+int drv_output_install(const char *tmp, const char *path, DrvOutputKind kind);
 
 /* Run argv[0] (searched in PATH) with stdin/stdout/stderr from/to the given
  * files (NULL: inherited), killed by SIGALRM after timeout_s seconds (0: no

@@ -246,36 +246,23 @@ static void parse_args(FeArena *a, int argc, char **argv, Options *o)
     if (o->tuning) {
         read_tuning(a, o, &cap);
     }
+    if (drv_output_same_file(o->output, o->input)) {
+        bad_usage("-o '%s' is the input file; writing it would destroy the program", o->output);
+    }
 }
 
-/* Output goes to a temporary file renamed over the target at the end, so a
- * failed compile never leaves a partial file behind. Returns true if written. */
-static bool write_output(FeArena *a, const char *path, const char *text, size_t len)
+/* Write a text output (--emit, --list-params) as `cc -o` writes
+ * (driver/output.c): a temporary put in place at the end, so a failed write
+ * leaves no partial file; devices, FIFOs and links written in place; no -o or
+ * `-o -` is standard output. Returns true if written. */
+static bool write_output(const char *path, const char *text, size_t len)
 {
-    if (!path) {
-        return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
-    }
-    char *tmp = fe_printf(a, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
+    DrvOutput out;
+    if (drv_output_open(&out, path, DRV_OUTPUT_TEXT) != 0) {
         return false;
     }
-    bool ok = fwrite(text, 1, len, f) == len;
-    ok = fclose(f) == 0 && ok;
-    if (ok && rename(tmp, path) != 0) {
-        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", path, strerror(errno));
-        ok = false;
-    }
-    if (!ok) {
-        unlink(tmp);
-    }
-    return ok;
+    bool ok = fwrite(text, 1, len, out.f) == len;
+    return drv_output_close(&out, ok) && ok;
 }
 
 /* The compiler library's options for the command line's. */
@@ -322,7 +309,7 @@ static int emit_text(FeArena *a, const Options *o, const GpucCompileOptions *co,
     int status = compile_and_report(co, emit, &r);
     size_t len = 0;
     const char *text = gpuc_compiler_result_output(r, "source", &len);
-    if (text && (status == 0 || !o->output) && !write_output(a, o->output, text, len) && status == 0) {
+    if (text && (status == 0 || !o->output) && !write_output(o->output, text, len) && status == 0) {
         status = 1;
     }
     gpuc_compiler_result_free(r);

@@ -296,6 +296,13 @@ int drv_tune_main(int argc, char **argv)
     char *out_path = tu.out_path ? tb_strdup(tu.out_path) : tb_printf("%.*s.tuning",
         (int)(strlen(tu.file) > 5 && strcmp(tu.file + strlen(tu.file) - 5, ".gdsl") == 0 ? strlen(tu.file) - 5
                                                                                          : strlen(tu.file)), tu.file);
+    if (drv_output_same_file(out_path, tu.file)) {
+        fprintf(stderr, "gpuc: error: -o '%s' is the input file; writing it would destroy the program\n", out_path);
+        goto done;
+    }
+    if (drv_output_check(out_path, DRV_OUTPUT_TEXT) != 0) {
+        goto done;
+    }
     tu.log = open_memstream(&tu.logtext, &tu.loglen);
     if (!tu.log || read_tunables(&tu) != 0) {
         goto done;
@@ -318,9 +325,9 @@ int drv_tune_main(int argc, char **argv)
     fclose(tu.log);
     tu.log = NULL;
     if (rc == 0) {
-        /* written whole under a temporary name, then renamed */
-        char *tmp_path = tb_printf("%s.tmp", out_path);
-        FILE *f = fopen(tmp_path, "w");
+        /* written whole to a temporary, then put in place (output.c) */
+        DrvOutput out;
+        FILE *f = drv_output_open(&out, out_path, DRV_OUTPUT_TEXT) == 0 ? out.f : NULL;
         time_t now = time(NULL);
         char date[32];
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -333,14 +340,11 @@ int drv_tune_main(int argc, char **argv)
                 fprintf(f, "%s.%s=%lld\n", tu.t[i].entry, tu.t[i].name, tu.t[i].chosen);
             }
         }
-        if (!f || fclose(f) != 0 || rename(tmp_path, out_path) != 0) {
-            fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", out_path, strerror(errno));
-            unlink(tmp_path);
+        if (!f || !drv_output_close(&out, true)) {
             rc = 1;
         } else {
             fprintf(stderr, "gpuc tune: wrote %s\n", out_path);
         }
-        free(tmp_path);
     }
 done:
     if (tu.log) {

@@ -1161,6 +1161,88 @@ static FeType *op_param_hint(FeExpr *op)
     return fe_error_count() == before ? r : NULL;
 }
 
+/* Is t what an untyped literal becomes without context (f32, i32)? */
+static bool is_literal_default(const FeType *t)
+{
+    return t && (t->kind == FE_TY_F32 || t->kind == FE_TY_I32);
+}
+
+/* Can type t be the value of template type parameter tp? */
+static bool fits_tparam(const FeTParam *tp, const FeType *t)
+{
+    return tp->kind == FE_TP_TYPE || (tp->kind == FE_TP_NUM && fe_type_is_numeric(t)) ||
+           (tp->kind == FE_TP_FLOAT && fe_type_is_float(t));
+}
+
+/* infer_tparams for an operator's elements, where a type parameter met as
+ * two types takes one that fits its kind, then one that is not a literal's
+ * default: in map(|v| (v, 1.0), x) with x: f64[n] the 1.0 became f32 only
+ * for want of context, so (T, T) against (f64, f32) gives T = f64. */
+static void infer_tparams_from_elems(FeFunc *decl, FeType *pt, FeType *at, FeTArg *vals, bool *set)
+{
+    if (!pt || !at || is_err(at)) {
+        return;
+    }
+    if (pt->kind == FE_TY_NAME) {
+        for (int i = 0; i < decl->ntparams; i++) {
+            if (decl->tparams[i].kind == FE_TP_INT || strcmp(decl->tparams[i].name, pt->name) != 0) {
+                continue;
+            }
+            const FeTParam *tp = &decl->tparams[i];
+            bool fits = fits_tparam(tp, at), had_fit = set[i] && fits_tparam(tp, vals[i].type);
+            if (!set[i] || (fits && !had_fit) ||
+                (fits == had_fit && is_literal_default(vals[i].type) && !is_literal_default(at))) {
+                vals[i] = (FeTArg){ .is_int = false, .type = at, .loc = decl->tparams[i].loc };
+                set[i] = true;
+            }
+        }
+    } else if (pt->kind == FE_TY_TUPLE && at->kind == FE_TY_TUPLE && pt->nelems == at->nelems) {
+        for (int i = 0; i < pt->nelems; i++) {
+            infer_tparams_from_elems(decl, pt->elems[i], at->elems[i], vals, set);
+        }
+    }
+}
+
+/* The element type a template fn operator (reduce(pairmax, ...)) takes when
+ * it combines elements of type et: its type parameters inferred from et (the
+ * array being reduced or scanned), the others at their defaults. NULL when op
+ * is not such a function or nothing can be inferred. */
+static FeType *template_op_elem(FeExpr *op, FeType *et)
+{
+    if (op->kind != FE_EX_NAME || find_var(op->text) || is_err(et)) {
+        return NULL;
+    }
+    Global *g = find_global(op->text);
+    FeFunc *decl = g ? g->func : NULL;
+    if (!decl || decl->ntparams == 0 || decl->nparams != 2) {
+        return NULL;
+    }
+    FeTArg *vals = fe_alloc(C->a, sizeof(FeTArg) * (size_t)decl->ntparams);
+    bool *set = fe_alloc(C->a, sizeof(bool) * (size_t)decl->ntparams);
+    infer_tparams_from_elems(decl, decl->params[1].type, et, vals, set);
+    infer_tparams_from_elems(decl, decl->params[0].type, et, vals, set);
+    for (int i = 0; i < decl->ntparams; i++) {
+        if (!set[i] && !decl->tparams[i].has_default) {
+            return NULL;
+        }
+        if (!set[i]) {
+            vals[i] = decl->tparams[i].def;
+        }
+    }
+    const FeTParam *saved_tps = C->tps;
+    const FeTArg *saved_targs = C->targs;
+    int saved_ntps = C->ntps;
+    C->tps = decl->tparams;
+    C->targs = vals;
+    C->ntps = decl->ntparams;
+    int before = fe_error_count();
+    FeType *r = resolve_type(decl->params[1].type);
+    C->tps = saved_tps;
+    C->targs = saved_targs;
+    C->ntps = saved_ntps;
+    return fe_error_count() == before && !is_err(r) ? r : NULL;
+}
+
 /* Check an operator argument (lambda, function name, builtin name, operator
  * section) applied to argument types argtys; returns its result type. */
 static FeType *check_fnarg(FeExpr *e, FeType **argtys, int n, const char *who, FeType *ret_hint)
@@ -1449,6 +1531,27 @@ static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
             return err_type();
         }
         FeType *et = t->elem;
+        /* A template fn operator: its type parameters come from the elements,
+         * and literals in them (typed f32 for want of context) follow: the
+         * array is checked again with the operator's element type. */
+        FeType *op_elem = template_op_elem(args[0], et);
+        if (op_elem && !fe_type_equal(op_elem, et)) {
+            int before = fe_error_count();
+            check(args[2], array_of(op_elem, 1, hd));
+            t = fe_error_count() == before ? need_array(args[2], name, 1, is_reduce ? 2 : 1) : NULL;
+            if (!t) {
+                return err_type();
+            }
+            et = t->elem;
+            if (!fe_type_equal(op_elem, et)) {
+                fe_error(args[2]->loc,
+                         "the elements of '%s' have type %s, but '%s' takes %s (its type parameters inferred "
+                         "from them): convert them with 'as'",
+                         name, tstr(et), args[0]->text, tstr(op_elem));
+                check(args[1], et);
+                return err_type();
+            }
+        }
         check(args[1], et);
         if (!is_err(args[1]->type) && !fe_type_equal(args[1]->type, et)) {
             fe_error(args[1]->loc, "the neutral element of '%s' has type %s, but the elements are %s", name,

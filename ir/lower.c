@@ -13,7 +13,10 @@
  *   read at the column index i1 and col(v) at the row index i0.
  * - Inside a lambda, arrays that depend on the lambda's parameters (a row
  *   A[i, :] in a comprehension) are "virtual": a length and an element
- *   expression over a loop variable; a reduction over one becomes a fold.
+ *   expression over a loop variable; a reduction over one becomes a fold,
+ *   except where it is the whole body of a comprehension (for i in n =>
+ *   argmax(A[i, :])): there it is the row (or column) reduction
+ *   argmax(A, 1) is (row_reduction).
  */
 #include "ir.h"
 
@@ -610,15 +613,22 @@ static LVal *fold_varr(Lower *L, LVal *va, IrBinop op, SrcLoc loc) {
     return lv_scalar(L, ir_e_fold(L->m, va->var, op, va->len, ne, va->body));
 }
 
-static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
+/* The reduction x (sum, ..., argmax, reduce) of the array arr (x's array
+ * operand, already lowered), along `axis` (-1: all of a 1-D array). */
+static LVal *reduce_lval(Lower *L, FeExpr *x, LVal *arr, int axis, Env *env) {
     IrModule *m = L->m;
     FeBuiltin b = x->builtin;
     bool general = b == FE_B_REDUCE;
     FeExpr *arr_x = general ? x->args[2] : x->args[0];
-    LVal *arr = lower(L, arr_x, env);
-    int axis = x->axis;
     if (arr->kind == LV_VARR || (!lv_invariant(arr) && arr->kind != LV_TUPLE)) {
-        if (general || b == FE_B_ARGMIN || b == FE_B_ARGMAX) { lerr(L, x->loc, "reduce, argmin and argmax of an array computed inside a lambda are not supported yet (sum, prod, min, max, all and any are)"); return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
+        if (general || b == FE_B_ARGMIN || b == FE_B_ARGMAX) {
+            const char *what = general ? "reduce(op, ne, A" : b == FE_B_ARGMIN ? "argmin(A" : "argmax(A";
+            lerr(L, x->loc, ir_fmt(m->arena, "%s of an array computed inside a lambda is supported only as the whole body of "
+                                   "a comprehension over rows (for i in n => %s[i, :])%s); write %s, 1) for a row-wise %s",
+                                   general ? "reduce" : x->text, what, general ? ", op and ne not using i" : "", what,
+                                   general ? "reduce" : x->text));
+            return lv_scalar(L, ir_e_const_i(m, IR_I32, 0));
+        }
         LVal *va = as_varr(L, arr);
         return fold_varr(L, va, reduce_binop(b, va->elem), x->loc);
     }
@@ -700,6 +710,131 @@ static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
         return outs_like(L, s, x->type, d, NULL, 1);
     }
     return outs_like(L, s, x->type, NULL, NULL, 0);
+}
+
+static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
+    FeExpr *arr_x = x->builtin == FE_B_REDUCE ? x->args[2] : x->args[0];
+    return reduce_lval(L, x, lower(L, arr_x, env), x->axis, env);
+}
+
+/* Does x use the variable b? */
+static bool mentions(const FeExpr *x, const FeBinding *b) {
+    if (!x) { return false; }
+    if (x->kind == FE_EX_NAME && x->bind == b) { return true; }
+    if (mentions(x->a, b) || mentions(x->b, b) || (x->c != x->a && mentions(x->c, b)) || mentions(x->idx[0], b) ||
+        mentions(x->idx[1], b)) {
+        return true;
+    }
+    for (int i = 0; i < x->nargs; i++) {
+        if (mentions(x->args[i], b)) { return true; }
+    }
+    return false;
+}
+
+/* Is x a reduction of one whole 1-D array (sum(v), argmax(v), reduce(op, ne, v))? */
+static bool is_whole_reduction(const FeExpr *x) {
+    if (x->kind != FE_EX_CALL || x->axis >= 0) { return false; }
+    switch (x->builtin) {
+    case FE_B_SUM: case FE_B_PROD: case FE_B_MIN: case FE_B_MAX: case FE_B_ALL: case FE_B_ANY:
+    case FE_B_ARGMIN: case FE_B_ARGMAX: return x->nargs == 1;
+    case FE_B_REDUCE: return x->nargs == 3;
+    default: return false;
+    }
+}
+
+/* Reads A[i0, i1] of a 2-D array of shape [w0][w1] in e as parameters of a
+ * map over that shape (A an input, as a lifted operation has it: fusion
+ * then reads it the way RED(A, 1) does, vector loads included). */
+static IrExpr *reads_as_params(Lower *L, IrExpr *e, IrValue *w0, IrValue *w1, Ins *in) {
+    if (!e) { return NULL; }
+    if (e->kind == IR_E_READ && e->val->rank == 2 && same_size(e->val->dims[0], w0) && same_size(e->val->dims[1], w1) &&
+        e->a[0] && e->a[0]->kind == IR_E_IDX && e->a[0]->index == 0 && e->a[1] && e->a[1]->kind == IR_E_IDX &&
+        e->a[1]->index == 1) {
+        int k = add_in(L, in, e->val);
+        return ir_e_param(L->m, e->val->elem, k);
+    }
+    IrExpr *a0 = reads_as_params(L, e->a[0], w0, w1, in);
+    IrExpr *a1 = reads_as_params(L, e->a[1], w0, w1, in);
+    IrExpr *a2 = reads_as_params(L, e->a[2], w0, w1, in);
+    if (a0 == e->a[0] && a1 == e->a[1] && a2 == e->a[2]) { return e; }
+    IrExpr *r = ir_alloc(L->m->arena, sizeof *r);
+    *r = *e;
+    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
+    r->tree = 0;
+    return r;
+}
+
+/* e with the index dimensions 0 and 1 exchanged (the 2-D map transposed). */
+static IrExpr *swap_idx(Lower *L, IrExpr *e) {
+    if (!e) { return NULL; }
+    if (e->kind == IR_E_IDX) { return ir_e_idx(L->m, 1 - e->index); }
+    IrExpr *a0 = swap_idx(L, e->a[0]), *a1 = swap_idx(L, e->a[1]), *a2 = swap_idx(L, e->a[2]);
+    if (a0 == e->a[0] && a1 == e->a[1] && a2 == e->a[2]) { return e; }
+    IrExpr *r = ir_alloc(L->m->arena, sizeof *r);
+    *r = *e;
+    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
+    r->tree = 0;
+    return r;
+}
+
+/* `for i in n => RED(row)`, the row an array computed from row i (A[i, :],
+ * A[i, :] * w, zip(A[i, :], B[i, :]), ...) as a virtual array of a length
+ * that does not depend on i and reading rows A[i, j] of a 2-D A[n][len]:
+ * the rows materialised as one 2-D map [n][len] over A (fused into the
+ * reduction later) and reduced along axis 1, the IR's row reduction that
+ * RED(A, 1) is, rather than a fold in each element. NULL when arr is not
+ * such a row. */
+static LVal *row_reduction(Lower *L, FeExpr *red, const FeBinding *row_var, LVal *arr, IrValue *w0, Env *env, int line) {
+    IrModule *m = L->m;
+    int n;
+    LVal **rows = flat(L, arr, &n);
+    for (int k = 0; k < n; k++) {
+        if (rows[k]->kind != LV_VARR || !invariant(rows[k]->len)) { return NULL; }
+    }
+    /* the reduction's operator and neutral element are one for all rows */
+    if (red->builtin == FE_B_REDUCE && (mentions(red->args[0], row_var) || mentions(red->args[1], row_var))) { return NULL; }
+    IrValue *w1 = to_value(L, ir_e_cast(m, IR_I64, rows[0]->len), line);
+    IrExpr **res = ir_alloc(m->arena, sizeof *res * (size_t)(n + 1));
+    Ins in = { 0 };
+    for (int k = 0; k < n; k++) {
+        res[k] = reads_as_params(L, subst_loopvar(L, rows[k]->body, rows[k]->var, ir_e_idx(m, 1)), w0, w1, &in);
+    }
+    /* `for j in m => sum(A[:, j])` reads only columns: the same reduction
+     * over A's own layout along axis 0 (sum(A, 0)), whose reads are
+     * coalesced, rather than over rows of the transpose */
+    Ins cols = { 0 };
+    IrExpr **cres = ir_alloc(m->arena, sizeof *cres * (size_t)(n + 1));
+    for (int k = 0; k < n && !in.nins; k++) {
+        IrExpr *body = subst_loopvar(L, rows[k]->body, rows[k]->var, ir_e_idx(m, 1));
+        cres[k] = reads_as_params(L, swap_idx(L, body), w1, w0, &cols);
+    }
+    if (!in.nins && !cols.nins) {
+        return NULL; /* no row or column of a 2-D array (a histogram's map over x): a fold in each element */
+    }
+    bool by_cols = !in.nins && cols.nins;
+    if (by_cols) {
+        in = cols;
+        res = cres;
+    }
+    IrValue *d0 = by_cols ? w1 : w0, *d1 = by_cols ? w0 : w1;
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_map2d, line);
+    s->rank = 2;
+    s->w[0] = d0;
+    s->w[1] = d1;
+    s->nins = in.nins;
+    s->ins = in.ins;
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
+    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
+    s->map = ir_lambda_new(m, in.nins, pt, n);
+    LVal **whole = ir_alloc(m->arena, sizeof *whole * (size_t)(n + 1));
+    for (int k = 0; k < n; k++) {
+        s->map->res[k] = res[k];
+        IrValue *o = ir_value_new(m, L->e, rows[k]->elem, 2, d0, d1);
+        ir_stmt_add_out(m, s, o);
+        whole[k] = lv_array(L, o);
+    }
+    int at = 0;
+    return reduce_lval(L, red, rebuild(L, arr, whole, &at), by_cols ? 0 : 1, env);
 }
 
 static LVal *lower_scan(Lower *L, FeExpr *x, Env *env) {
@@ -891,11 +1026,19 @@ static LVal *lower_for(Lower *L, FeExpr *x, Env *env) {
     }
     Env *benv = bind(L, env, x->loop_vars[0], lv_scalar(L, ir_e_idx(m, 0)));
     if (x->rank == 2) { benv = bind(L, benv, x->loop_vars[1], lv_scalar(L, ir_e_idx(m, 1))); }
+    /* for i in n => argmax(A[i, :]): a row reduction (row_reduction) */
+    LVal *row = NULL;
+    if (x->rank == 1 && is_whole_reduction(x->b)) {
+        FeExpr *red = x->b;
+        row = lower(L, red->builtin == FE_B_REDUCE ? red->args[2] : red->args[0], benv);
+        LVal *r = row_reduction(L, red, x->loop_vars[0], row, w0, benv, x->loc.line);
+        if (r) { return r; }
+    }
     IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->rank == 2 ? IR_AOP_for2d : IR_AOP_for1d, x->loc.line);
     s->rank = x->rank;
     s->w[0] = w0;
     s->w[1] = w1;
-    LVal *r = lower(L, x->b, benv);
+    LVal *r = row ? reduce_lval(L, x->b, row, -1, benv) : lower(L, x->b, benv);
     ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
     int n;
     LVal **rl = flat(L, r, &n);

@@ -516,23 +516,37 @@ static int read_npy_component(const RnSig *sig, int p, int c, const char *path, 
 /* ---- writing files whole ---- */
 
 typedef struct PendingFile {
-  char *tmp;           /* the temporary, in the target's directory */
+  char *tmp;           /* the temporary: in the target's directory, or in $TMPDIR when in_place */
   const char *path;    /* the final name */
+  bool in_place;       /* path is a device, FIFO or link (/dev/null, /dev/stdout): written into, not replaced */
 } PendingFile;
 
-/* Create a temporary next to path; its FILE is returned open for writing. */
+/* Create a temporary for path (next to it when it will be renamed over a
+ * regular file or a new one); its FILE is returned open for writing. */
 static FILE *open_pending(PendingFile *pf, const char *path, RnError *e)
 {
   const char *slash = strrchr(path, '/');
   size_t dir = slash ? (size_t)(slash - path + 1) : 0;
-  size_t size = strlen(path) + 32;
+  const char *tmpdir = getenv("TMPDIR");
+  tmpdir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  size_t size = strlen(path) + strlen(tmpdir) + 32;
+  struct stat st;
   pf->path = path;
+  pf->in_place = lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  if (pf->in_place && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    rn_err(e, "cannot write '%s': it is a directory", path);
+    return NULL;
+  }
   pf->tmp = malloc(size);
   if (!pf->tmp) {
     rn_err(e, "out of memory");
     return NULL;
   }
-  snprintf(pf->tmp, size, "%.*s.%s.tmpXXXXXX", (int)dir, path, path + dir);
+  if (pf->in_place) {
+    snprintf(pf->tmp, size, "%s/gpuc-out-XXXXXX", tmpdir);
+  } else {
+    snprintf(pf->tmp, size, "%.*s.%s.tmpXXXXXX", (int)dir, path, path + dir);
+  }
   int fd = mkstemp(pf->tmp);
   if (fd < 0) {
     rn_err(e, "cannot create a file next to '%s': %s", path, strerror(errno));
@@ -540,7 +554,9 @@ static FILE *open_pending(PendingFile *pf, const char *path, RnError *e)
     pf->tmp = NULL;
     return NULL;
   }
-  fchmod(fd, 0644);
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask); /* a new file's mode, as any program's output */
   FILE *f = fdopen(fd, "wb");
   if (!f) {
     rn_err(e, "cannot write '%s': %s", path, strerror(errno));
@@ -577,11 +593,38 @@ static void discard_pending(PendingFile *pf, int n)
   }
 }
 
+/* Copy the finished temporary into a device, FIFO or link (which stays). */
+static int copy_into(const char *from, const char *to, RnError *e)
+{
+  FILE *in = fopen(from, "rb");
+  FILE *out = in ? fopen(to, "wb") : NULL;
+  char buf[1 << 16];
+  size_t got;
+  bool ok = in && out;
+  while (ok && (got = fread(buf, 1, sizeof buf, in)) > 0) {
+    ok = fwrite(buf, 1, got, out) == got;
+  }
+  ok = ok && !ferror(in);
+  if (out && fclose(out) != 0) {
+    ok = false;
+  }
+  if (in) {
+    fclose(in);
+  }
+  if (!ok) {
+    rn_err(e, "cannot write '%s': %s", to, strerror(errno));
+  }
+  return ok ? 0 : -1;
+}
+
 static int commit_pending(PendingFile *pf, int n, RnError *e)
 {
   int rc = 0;
   for (int i = 0; i < n; i++) {
-    if (rc == 0 && rename(pf[i].tmp, pf[i].path) != 0) {
+    if (rc == 0 && pf[i].in_place) {
+      rc = copy_into(pf[i].tmp, pf[i].path, e);
+      unlink(pf[i].tmp);
+    } else if (rc == 0 && rename(pf[i].tmp, pf[i].path) != 0) {
       rn_err(e, "cannot rename the finished output to '%s': %s", pf[i].path, strerror(errno));
       rc = -1;
     }

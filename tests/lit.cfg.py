@@ -36,6 +36,9 @@ if os.path.exists(os.path.join(config.cuda_home, "lib64", "libnvrtc.so")) or \
 import shutil
 if shutil.which("valgrind") and not config.sanitize:
     config.available_features.add("valgrind")
+# root: running as root (tests that make their own device nodes with mknod).
+if os.geteuid() == 0:
+    config.available_features.add("root")
 # tmpfs-mount: a small tmpfs can be mounted (root), to fill a directory's disk.
 import subprocess, tempfile
 _probe = tempfile.mkdtemp(prefix="gpuc-tmpfs-probe.")
