@@ -186,9 +186,9 @@ static void suggest(Suggest *s, const char *cand)
 }
 
 static const char *builtin_names[] = {
-#define FE_X_NAME(id, name, kind) name,
-    FE_BUILTINS(FE_X_NAME)
-#undef FE_X_NAME
+#define FE_BUILTIN(id, name, ...) name,
+#include "builtins.def"
+#undef FE_BUILTIN
 };
 
 static FeBuiltin find_builtin(const char *name)
@@ -900,41 +900,35 @@ static const char *plural(int n, const char *word)
     return fe_printf(C->a, "%d %s%s", n, word, n == 1 ? "" : "s");
 }
 
-/* Scalar builtin signatures: class of the operands, arity, result (NULL = operand type). */
+/* Scalar (MATH) builtin signatures, from builtins.def: class of the
+ * operands, arity, result (FE_TY_ERROR = the operands' type). */
+typedef struct MathSignature {
+    bool math; /* a MATH builtin; the rest holds only then */
+    OpClass operands;
+    int arity;
+    FeTypeKind result;
+} MathSignature;
+
+#define IS_MATH_MATH true
+#define IS_MATH_REDUCE false
+#define IS_MATH_SCAN false
+#define IS_MATH_SOAC false
+#define RESULT_SAME FE_TY_ERROR
+#define RESULT_BOOL FE_TY_BOOL
+static const MathSignature math_signatures[FE_B_COUNT] = {
+#define FE_BUILTIN(id, name, kind, min_args, max_args, rule, operands, result, ...) \
+    [FE_B_##id] = {IS_MATH_##kind, operands, min_args, RESULT_##result},
+#include "builtins.def"
+#undef FE_BUILTIN
+};
+
 static bool math_signature(FeBuiltin b, OpClass *cl, int *arity, FeTypeKind *result)
 {
-    *result = FE_TY_ERROR;
-    *cl = CL_FLOAT;
-    *arity = 1;
-    switch (b) {
-    case FE_B_ISNAN:
-    case FE_B_ISINF:
-        *result = FE_TY_BOOL;
-        return true;
-    case FE_B_ABS:
-        *cl = CL_NUM;
-        return true;
-    case FE_B_ATAN2:
-    case FE_B_POW:
-        *arity = 2;
-        return true;
-    case FE_B_FMA:
-        *arity = 3;
-        return true;
-    case FE_B_CLAMP:
-        *cl = CL_NUM;
-        *arity = 3;
-        return true;
-    case FE_B_MINIMUM:
-    case FE_B_MAXIMUM:
-    case FE_B_MIN:
-    case FE_B_MAX:
-        *cl = CL_NUM;
-        *arity = 2;
-        return true;
-    default:
-        return b >= FE_B_SQRT && b <= FE_B_TRUNC;
-    }
+    const MathSignature *s = &math_signatures[b];
+    *cl = s->operands;
+    *arity = s->arity;
+    *result = s->result;
+    return s->math;
 }
 
 /* A size variable of a callee bound to a caller's size at one call. */
@@ -1350,339 +1344,373 @@ static FeType *reduced(FeExpr *e, FeType *t, int axis, FeType *r)
     return array_of(r, 1, &d);
 }
 
-static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
+/* sum, prod, all, any, argmin, argmax (and min, max of one array): (xs) or (A, axis) */
+static FeType *rule_reduction(FeExpr *e, FeBuiltin b, FeType *hint)
 {
     const char *name = e->text;
     FeExpr **args = e->args;
-    e->builtin = b;
-    FeTypeKind res;
-    OpClass cl;
-    int arity;
-    /* min/max: one array (reduction), (A, axis) on a 2-D array, else elementwise */
-    if ((b == FE_B_MIN || b == FE_B_MAX) && e->nargs == 2) {
-        C->col_ok = true;
-        check(args[0], scalar_hint(hint));
-        if (args[0]->type && args[0]->type->kind == FE_TY_ARRAY && args[0]->type->rank == 2 &&
-            args[1]->kind == FE_EX_INT && args[1]->suffix == FE_TY_ERROR) {
-            FeType *t = args[0]->type;
-            if (!fe_type_is_numeric(t->elem)) {
-                fe_error(args[0]->loc, "'%s' needs numeric elements, got %s", name, tstr(t));
-                return err_type();
-            }
-            return reduced(e, t, axis_of(args[1]), t->elem);
-        }
-        b = e->builtin = b == FE_B_MIN ? FE_B_MINIMUM : FE_B_MAXIMUM;
-        C->col_ok = true;
-        check(args[1], is_flex(args[1]) ? scalar_hint(args[0]->type) : scalar_hint(hint));
-        if (any_error(args, 2)) {
-            return err_type();
-        }
-        FeType *et = common_elem(args, 2, CL_NUM, e->loc, fe_printf(C->a, "'%s'", name));
-        if (!et) {
-            return err_type();
-        }
-        e->lifted = args[0]->type->kind == FE_TY_ARRAY || args[1]->type->kind == FE_TY_ARRAY;
-        return broadcast(args, 2, et, e->loc, fe_printf(C->a, "'%s'", name));
+    bool logical = b == FE_B_ALL || b == FE_B_ANY;
+    check(args[0], logical ? NULL : scalar_hint(hint));
+    int axis = e->nargs == 2 ? axis_of(args[1]) : -1;
+    FeType *t = need_array(args[0], name, 1, 2);
+    if (!t || (e->nargs == 2 && axis < 0)) {
+        return err_type();
     }
-    if (b != FE_B_MIN && b != FE_B_MAX && math_signature(b, &cl, &arity, &res)) {
-        if (!nargs_ok(e, arity, arity)) {
-            return err_type();
-        }
-        check_operands(args, e->nargs, scalar_hint(hint), true);
-        if (any_error(args, e->nargs)) {
-            return err_type();
-        }
-        const char *what = fe_printf(C->a, "'%s'", name);
-        FeType *et = common_elem(args, e->nargs, cl, e->loc, what);
-        if (!et) {
-            return err_type();
-        }
-        for (int i = 0; i < e->nargs; i++) {
-            e->lifted = e->lifted || args[i]->type->kind == FE_TY_ARRAY;
-        }
-        return broadcast(args, e->nargs, res == FE_TY_ERROR ? et : fe_type_scalar(res), e->loc, what);
+    if (logical ? t->elem->kind != FE_TY_BOOL : !fe_type_is_numeric(t->elem)) {
+        fe_error(args[0]->loc, "'%s' needs %s elements, got %s", name, logical ? "bool" : "numeric", tstr(t));
+        return err_type();
     }
-    switch (b) {
-    case FE_B_SUM:
-    case FE_B_PROD:
-    case FE_B_MIN:
-    case FE_B_MAX:
-    case FE_B_ALL:
-    case FE_B_ANY:
-    case FE_B_ARGMIN:
-    case FE_B_ARGMAX: {
-        if (!nargs_ok(e, 1, 2)) {
-            return err_type();
-        }
-        bool logical = b == FE_B_ALL || b == FE_B_ANY;
-        check(args[0], logical ? NULL : scalar_hint(hint));
-        int axis = e->nargs == 2 ? axis_of(args[1]) : -1;
-        FeType *t = need_array(args[0], name, 1, 2);
-        if (!t || (e->nargs == 2 && axis < 0)) {
-            return err_type();
-        }
-        if (logical ? t->elem->kind != FE_TY_BOOL : !fe_type_is_numeric(t->elem)) {
-            fe_error(args[0]->loc, "'%s' needs %s elements, got %s", name, logical ? "bool" : "numeric", tstr(t));
-            return err_type();
-        }
-        FeType *r = b == FE_B_ARGMIN || b == FE_B_ARGMAX ? fe_type_scalar(FE_TY_I64) : t->elem;
-        return reduced(e, t, axis, r);
+    FeType *r = b == FE_B_ARGMIN || b == FE_B_ARGMAX ? fe_type_scalar(FE_TY_I64) : t->elem;
+    return reduced(e, t, axis, r);
+}
+
+/* reduce(op, ne, xs), reduce(op, ne, A, axis), scan(op, ne, xs), exscan(op, ne, xs) */
+static FeType *rule_reduce_scan(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    bool is_reduce = b == FE_B_REDUCE;
+    FeType *eh = op_param_hint(args[0]);
+    if (!eh && hint) {
+        eh = is_reduce ? (e->nargs == 4 && hint->kind == FE_TY_ARRAY ? hint->elem : hint) : elem_of(hint);
     }
-    case FE_B_REDUCE:
-    case FE_B_SCAN:
-    case FE_B_EXSCAN: {
-        bool is_reduce = b == FE_B_REDUCE;
-        if (!nargs_ok(e, 3, is_reduce ? 4 : 3)) {
+    FeDim hd[2] = {runtime_dim(), runtime_dim()};
+    check(args[2], eh && eh->kind != FE_TY_ARRAY && !is_err(eh) ? array_of(eh, 1, hd) : NULL);
+    int axis = e->nargs == 4 ? axis_of(args[3]) : -1;
+    FeType *t = need_array(args[2], name, 1, is_reduce ? 2 : 1);
+    if (!t) {
+        check(args[1], NULL);
+        check_fnarg(args[0], NULL, 0, name, NULL);
+        return err_type();
+    }
+    FeType *et = t->elem;
+    check(args[1], et);
+    if (!is_err(args[1]->type) && !fe_type_equal(args[1]->type, et)) {
+        fe_error(args[1]->loc, "the neutral element of '%s' has type %s, but the elements are %s", name,
+                 tstr(args[1]->type), tstr(et));
+    }
+    FeType *ops[2] = {et, et};
+    FeType *r = check_fnarg(args[0], ops, 2, fe_printf(C->a, "'%s'", name), NULL);
+    if (is_err(r)) {
+        return err_type();
+    }
+    if (!fe_type_equal(r, et)) {
+        fe_error(args[0]->loc, "the operator of '%s' must return %s, but it returns %s", name, tstr(et), tstr(r));
+        return err_type();
+    }
+    if (is_reduce) {
+        if (e->nargs == 4 && axis < 0) {
             return err_type();
         }
-        FeType *eh = op_param_hint(args[0]);
-        if (!eh && hint) {
-            eh = is_reduce ? (e->nargs == 4 && hint->kind == FE_TY_ARRAY ? hint->elem : hint) : elem_of(hint);
-        }
-        FeDim hd[2] = {runtime_dim(), runtime_dim()};
-        check(args[2], eh && eh->kind != FE_TY_ARRAY && !is_err(eh) ? array_of(eh, 1, hd) : NULL);
-        int axis = e->nargs == 4 ? axis_of(args[3]) : -1;
-        FeType *t = need_array(args[2], name, 1, is_reduce ? 2 : 1);
+        return reduced(e, t, axis, et);
+    }
+    return t;
+}
+
+/* cumsum(xs) */
+static FeType *rule_cumsum(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    check(args[0], NULL);
+    FeType *t = need_array(args[0], name, 1, 1);
+    if (!t) {
+        return err_type();
+    }
+    if (!fe_type_is_numeric(t->elem)) {
+        fe_error(args[0]->loc, "'cumsum' needs numeric elements, got %s", tstr(t));
+        return err_type();
+    }
+    return t;
+}
+
+/* map(f, xs, ...) */
+static FeType *rule_map(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    FeType **ets = fe_alloc(C->a, sizeof(FeType *) * (size_t)e->nargs);
+    FeType *shape = NULL;
+    bool bad = false;
+    for (int i = 1; i < e->nargs; i++) {
+        check(args[i], NULL);
+        FeType *t = need_array(args[i], name, 1, 2);
         if (!t) {
-            check(args[1], NULL);
-            check_fnarg(args[0], NULL, 0, name, NULL);
-            return err_type();
+            bad = true;
+            continue;
         }
-        FeType *et = t->elem;
-        check(args[1], et);
-        if (!is_err(args[1]->type) && !fe_type_equal(args[1]->type, et)) {
-            fe_error(args[1]->loc, "the neutral element of '%s' has type %s, but the elements are %s", name,
-                     tstr(args[1]->type), tstr(et));
-        }
-        FeType *ops[2] = {et, et};
-        FeType *r = check_fnarg(args[0], ops, 2, fe_printf(C->a, "'%s'", name), NULL);
-        if (is_err(r)) {
-            return err_type();
-        }
-        if (!fe_type_equal(r, et)) {
-            fe_error(args[0]->loc, "the operator of '%s' must return %s, but it returns %s", name, tstr(et), tstr(r));
-            return err_type();
-        }
-        if (is_reduce) {
-            if (e->nargs == 4 && axis < 0) {
-                return err_type();
-            }
-            return reduced(e, t, axis, et);
-        }
-        return t;
-    }
-    case FE_B_CUMSUM: {
-        if (!nargs_ok(e, 1, 1)) {
-            return err_type();
-        }
-        check(args[0], NULL);
-        FeType *t = need_array(args[0], name, 1, 1);
-        if (!t) {
-            return err_type();
-        }
-        if (!fe_type_is_numeric(t->elem)) {
-            fe_error(args[0]->loc, "'cumsum' needs numeric elements, got %s", tstr(t));
-            return err_type();
-        }
-        return t;
-    }
-    case FE_B_MAP: {
-        if (!nargs_ok(e, 2, 1000)) {
-            return err_type();
-        }
-        FeType **ets = fe_alloc(C->a, sizeof(FeType *) * (size_t)e->nargs);
-        FeType *shape = NULL;
-        bool bad = false;
-        for (int i = 1; i < e->nargs; i++) {
-            check(args[i], NULL);
-            FeType *t = need_array(args[i], name, 1, 2);
-            if (!t) {
-                bad = true;
-                continue;
-            }
-            ets[i - 1] = t->elem;
-            if (!shape) {
-                shape = t;
-            } else if (shape->rank != t->rank) {
-                fe_error(args[i]->loc, "'map' arguments have different ranks: %s and %s", tstr(shape), tstr(t));
-                bad = true;
-            } else {
-                for (int k = 0; k < t->rank; k++) {
-                    if (!fe_dim_equal(&shape->dims[k], &t->dims[k])) {
-                        fe_error(args[i]->loc, "'map' arguments have different sizes: %s vs %s",
-                                 dim_str(&shape->dims[k]), dim_str(&t->dims[k]));
-                        bad = true;
-                        break;
-                    }
+        ets[i - 1] = t->elem;
+        if (!shape) {
+            shape = t;
+        } else if (shape->rank != t->rank) {
+            fe_error(args[i]->loc, "'map' arguments have different ranks: %s and %s", tstr(shape), tstr(t));
+            bad = true;
+        } else {
+            for (int k = 0; k < t->rank; k++) {
+                if (!fe_dim_equal(&shape->dims[k], &t->dims[k])) {
+                    fe_error(args[i]->loc, "'map' arguments have different sizes: %s vs %s",
+                             dim_str(&shape->dims[k]), dim_str(&t->dims[k]));
+                    bad = true;
+                    break;
                 }
             }
         }
-        if (bad) {
-            check_fnarg(args[0], NULL, 0, "'map'", NULL);
-            return err_type();
-        }
-        FeType *r = check_fnarg(args[0], ets, e->nargs - 1, "'map'",
-                                hint && hint->kind == FE_TY_ARRAY ? hint->elem : NULL);
-        if (is_err(r)) {
-            return err_type();
-        }
-        if (has_array(r)) {
-            fe_error(args[0]->loc, "the function given to 'map' must return a scalar, tuple or struct, not %s",
-                     tstr(r));
-            return err_type();
-        }
-        return array_of(r, shape->rank, shape->dims);
     }
-    case FE_B_FILTER: {
-        if (!nargs_ok(e, 2, 2)) {
-            return err_type();
-        }
-        check(args[1], NULL);
-        FeType *t = need_array(args[1], name, 1, 1);
+    if (bad) {
+        check_fnarg(args[0], NULL, 0, "'map'", NULL);
+        return err_type();
+    }
+    FeType *r = check_fnarg(args[0], ets, e->nargs - 1, "'map'",
+                            hint && hint->kind == FE_TY_ARRAY ? hint->elem : NULL);
+    if (is_err(r)) {
+        return err_type();
+    }
+    if (has_array(r)) {
+        fe_error(args[0]->loc, "the function given to 'map' must return a scalar, tuple or struct, not %s",
+                 tstr(r));
+        return err_type();
+    }
+    return array_of(r, shape->rank, shape->dims);
+}
+
+/* filter(p, xs) */
+static FeType *rule_filter(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    check(args[1], NULL);
+    FeType *t = need_array(args[1], name, 1, 1);
+    if (!t) {
+        check_fnarg(args[0], NULL, 0, "'filter'", NULL);
+        return err_type();
+    }
+    FeType *r = check_fnarg(args[0], &t->elem, 1, "'filter'", NULL);
+    if (is_err(r)) {
+        return err_type();
+    }
+    if (r->kind != FE_TY_BOOL) {
+        fe_error(args[0]->loc, "the predicate of 'filter' must return bool, not %s", tstr(r));
+        return err_type();
+    }
+    FeDim d = runtime_dim();
+    return array_of(t->elem, 1, &d);
+}
+
+/* scatter(dest, idx, vals) */
+static FeType *rule_scatter(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    check(args[0], NULL);
+    check(args[1], NULL);
+    FeType *dest = need_array(args[0], name, 1, 1);
+    FeType *idx = need_array(args[1], name, 1, 1);
+    check(args[2], dest ? dest->elem : NULL);
+    FeType *vals = need_array(args[2], name, 1, 1);
+    if (!dest || !idx || !vals) {
+        return err_type();
+    }
+    if (!fe_type_is_int(idx->elem)) {
+        fe_error(args[1]->loc, "the indices of 'scatter' must be integers, got %s", tstr(idx));
+        return err_type();
+    }
+    if (!fe_type_equal(vals->elem, dest->elem)) {
+        fe_error(args[2]->loc, "'scatter' values have type %s, but the destination is %s", tstr(vals),
+                 tstr(dest));
+        return err_type();
+    }
+    if (!fe_dim_equal(&idx->dims[0], &vals->dims[0])) {
+        fe_error(e->loc, "size mismatch in 'scatter': %s indices vs %s values", dim_str(&idx->dims[0]),
+                 dim_str(&vals->dims[0]));
+        return err_type();
+    }
+    return dest;
+}
+
+/* zip(xs, ys, ...) */
+static FeType *rule_zip(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    FeType *tup = new_type(FE_TY_TUPLE);
+    tup->nelems = e->nargs;
+    tup->elems = fe_alloc(C->a, sizeof(FeType *) * (size_t)e->nargs);
+    FeType *first = NULL;
+    bool bad = false;
+    for (int i = 0; i < e->nargs; i++) {
+        check(args[i], NULL);
+        FeType *t = need_array(args[i], name, 1, 1);
         if (!t) {
-            check_fnarg(args[0], NULL, 0, "'filter'", NULL);
-            return err_type();
+            bad = true;
+            continue;
         }
-        FeType *r = check_fnarg(args[0], &t->elem, 1, "'filter'", NULL);
-        if (is_err(r)) {
-            return err_type();
+        tup->elems[i] = t->elem;
+        if (!first) {
+            first = t;
+        } else if (!fe_dim_equal(&first->dims[0], &t->dims[0])) {
+            fe_error(args[i]->loc, "size mismatch in 'zip': %s vs %s", dim_str(&first->dims[0]),
+                     dim_str(&t->dims[0]));
+            bad = true;
         }
-        if (r->kind != FE_TY_BOOL) {
-            fe_error(args[0]->loc, "the predicate of 'filter' must return bool, not %s", tstr(r));
-            return err_type();
-        }
-        FeDim d = runtime_dim();
-        return array_of(t->elem, 1, &d);
     }
-    case FE_B_SCATTER: {
-        if (!nargs_ok(e, 3, 3)) {
-            return err_type();
-        }
-        check(args[0], NULL);
-        check(args[1], NULL);
-        FeType *dest = need_array(args[0], name, 1, 1);
-        FeType *idx = need_array(args[1], name, 1, 1);
-        check(args[2], dest ? dest->elem : NULL);
-        FeType *vals = need_array(args[2], name, 1, 1);
-        if (!dest || !idx || !vals) {
-            return err_type();
-        }
-        if (!fe_type_is_int(idx->elem)) {
-            fe_error(args[1]->loc, "the indices of 'scatter' must be integers, got %s", tstr(idx));
-            return err_type();
-        }
-        if (!fe_type_equal(vals->elem, dest->elem)) {
-            fe_error(args[2]->loc, "'scatter' values have type %s, but the destination is %s", tstr(vals),
-                     tstr(dest));
-            return err_type();
-        }
-        if (!fe_dim_equal(&idx->dims[0], &vals->dims[0])) {
-            fe_error(e->loc, "size mismatch in 'scatter': %s indices vs %s values", dim_str(&idx->dims[0]),
-                     dim_str(&vals->dims[0]));
-            return err_type();
-        }
-        return dest;
+    if (bad) {
+        return err_type();
     }
-    case FE_B_ZIP: {
-        if (!nargs_ok(e, 2, 1000)) {
-            return err_type();
-        }
-        FeType *tup = new_type(FE_TY_TUPLE);
-        tup->nelems = e->nargs;
-        tup->elems = fe_alloc(C->a, sizeof(FeType *) * (size_t)e->nargs);
-        FeType *first = NULL;
-        bool bad = false;
-        for (int i = 0; i < e->nargs; i++) {
-            check(args[i], NULL);
-            FeType *t = need_array(args[i], name, 1, 1);
-            if (!t) {
-                bad = true;
-                continue;
-            }
-            tup->elems[i] = t->elem;
-            if (!first) {
-                first = t;
-            } else if (!fe_dim_equal(&first->dims[0], &t->dims[0])) {
-                fe_error(args[i]->loc, "size mismatch in 'zip': %s vs %s", dim_str(&first->dims[0]),
-                         dim_str(&t->dims[0]));
-                bad = true;
-            }
-        }
-        if (bad) {
-            return err_type();
-        }
-        return array_of(tup, 1, first->dims);
+    return array_of(tup, 1, first->dims);
+}
+
+/* unzip(ps) */
+static FeType *rule_unzip(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    check(args[0], NULL);
+    FeType *t = need_array(args[0], name, 1, 1);
+    if (!t) {
+        return err_type();
     }
-    case FE_B_UNZIP: {
-        if (!nargs_ok(e, 1, 1)) {
-            return err_type();
-        }
-        check(args[0], NULL);
-        FeType *t = need_array(args[0], name, 1, 1);
-        if (!t) {
-            return err_type();
-        }
-        if (t->elem->kind != FE_TY_TUPLE) {
-            fe_error(args[0]->loc, "'unzip' needs an array of tuples, got %s", tstr(t));
-            return err_type();
-        }
-        FeType *r = new_type(FE_TY_TUPLE);
-        r->nelems = t->elem->nelems;
-        r->elems = fe_alloc(C->a, sizeof(FeType *) * (size_t)r->nelems);
-        for (int i = 0; i < r->nelems; i++) {
-            r->elems[i] = array_of(t->elem->elems[i], 1, t->dims);
-        }
-        return r;
+    if (t->elem->kind != FE_TY_TUPLE) {
+        fe_error(args[0]->loc, "'unzip' needs an array of tuples, got %s", tstr(t));
+        return err_type();
     }
-    case FE_B_IOTA:
-    case FE_B_REPLICATE: {
-        bool iota = b == FE_B_IOTA;
-        if (!nargs_ok(e, iota ? 1 : 2, iota ? 1 : 2)) {
-            return err_type();
-        }
-        check(args[0], fe_type_scalar(FE_TY_I64));
-        if (!need_int_scalar(args[0], fe_printf(C->a, "the length given to '%s'", name))) {
-            if (!iota) {
-                check(args[1], NULL);
-            }
-            return err_type();
-        }
-        FeDim d = dim_of(args[0]);
-        if (iota) {
-            return array_of(fe_type_scalar(FE_TY_I64), 1, &d);
-        }
-        FeType *v = check(args[1], scalar_hint(hint));
-        if (is_err(v)) {
-            return err_type();
-        }
-        if (has_array(v)) {
-            fe_error(args[1]->loc, "'replicate' needs a scalar, tuple or struct value, got %s", tstr(v));
-            return err_type();
-        }
-        return array_of(v, 1, &d);
+    FeType *r = new_type(FE_TY_TUPLE);
+    r->nelems = t->elem->nelems;
+    r->elems = fe_alloc(C->a, sizeof(FeType *) * (size_t)r->nelems);
+    for (int i = 0; i < r->nelems; i++) {
+        r->elems[i] = array_of(t->elem->elems[i], 1, t->dims);
     }
-    case FE_B_LENGTH:
-    case FE_B_ROWS:
-    case FE_B_COLS:
-    case FE_B_COL: {
-        if (!nargs_ok(e, 1, 1)) {
+    return r;
+}
+
+/* iota(n), replicate(n, v) */
+static FeType *rule_iota_replicate(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    bool iota = b == FE_B_IOTA;
+    check(args[0], fe_type_scalar(FE_TY_I64));
+    if (!need_int_scalar(args[0], fe_printf(C->a, "the length given to '%s'", name))) {
+        if (!iota) {
+            check(args[1], NULL);
+        }
+        return err_type();
+    }
+    FeDim d = dim_of(args[0]);
+    if (iota) {
+        return array_of(fe_type_scalar(FE_TY_I64), 1, &d);
+    }
+    FeType *v = check(args[1], scalar_hint(hint));
+    if (is_err(v)) {
+        return err_type();
+    }
+    if (has_array(v)) {
+        fe_error(args[1]->loc, "'replicate' needs a scalar, tuple or struct value, got %s", tstr(v));
+        return err_type();
+    }
+    return array_of(v, 1, &d);
+}
+
+/* length(xs), rows(A), cols(A), col(v) */
+static FeType *rule_shape(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    check(args[0], NULL);
+    int rank = b == FE_B_ROWS || b == FE_B_COLS ? 2 : 1;
+    FeType *t = need_array(args[0], name, rank, rank);
+    if (!t) {
+        return err_type();
+    }
+    if (b == FE_B_COL) {
+        FeDim d[2] = {t->dims[0], {.kind = FE_DIM_CONST, .value = 1}};
+        return array_of(t->elem, 2, d);
+    }
+    return fe_type_scalar(FE_TY_I64);
+}
+
+/* sqrt, abs, clamp, isnan, ... and the elementwise min(a, b), max(a, b):
+ * scalar functions lifted elementwise, their operands' class and result
+ * from the table. */
+static FeType *rule_math(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    FeTypeKind res;
+    OpClass cl;
+    int arity;
+    math_signature(b, &cl, &arity, &res);
+    check_operands(args, e->nargs, scalar_hint(hint), true);
+    if (any_error(args, e->nargs)) {
+        return err_type();
+    }
+    const char *what = fe_printf(C->a, "'%s'", name);
+    FeType *et = common_elem(args, e->nargs, cl, e->loc, what);
+    if (!et) {
+        return err_type();
+    }
+    for (int i = 0; i < e->nargs; i++) {
+        e->lifted = e->lifted || args[i]->type->kind == FE_TY_ARRAY;
+    }
+    return broadcast(args, e->nargs, res == FE_TY_ERROR ? et : fe_type_scalar(res), e->loc, what);
+}
+
+/* min, max: one array (reduction), (A, axis) on a 2-D array, else elementwise */
+static FeType *rule_min_max(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const char *name = e->text;
+    FeExpr **args = e->args;
+    if (e->nargs != 2) {
+        return rule_reduction(e, b, hint);
+    }
+    C->col_ok = true;
+    check(args[0], scalar_hint(hint));
+    if (args[0]->type && args[0]->type->kind == FE_TY_ARRAY && args[0]->type->rank == 2 &&
+        args[1]->kind == FE_EX_INT && args[1]->suffix == FE_TY_ERROR) {
+        FeType *t = args[0]->type;
+        if (!fe_type_is_numeric(t->elem)) {
+            fe_error(args[0]->loc, "'%s' needs numeric elements, got %s", name, tstr(t));
             return err_type();
         }
-        check(args[0], NULL);
-        int rank = b == FE_B_ROWS || b == FE_B_COLS ? 2 : 1;
-        FeType *t = need_array(args[0], name, rank, rank);
-        if (!t) {
-            return err_type();
-        }
-        if (b == FE_B_COL) {
-            FeDim d[2] = {t->dims[0], {.kind = FE_DIM_CONST, .value = 1}};
-            return array_of(t->elem, 2, d);
-        }
-        return fe_type_scalar(FE_TY_I64);
+        return reduced(e, t, axis_of(args[1]), t->elem);
     }
-    default:
-        FE_INTERNAL_ERROR(e->loc, "builtin '%s' has no typing rule", name);
+    b = e->builtin = b == FE_B_MIN ? FE_B_MINIMUM : FE_B_MAXIMUM;
+    C->col_ok = true;
+    check(args[1], is_flex(args[1]) ? scalar_hint(args[0]->type) : scalar_hint(hint));
+    if (any_error(args, 2)) {
+        return err_type();
     }
+    FeType *et = common_elem(args, 2, CL_NUM, e->loc, fe_printf(C->a, "'%s'", name));
+    if (!et) {
+        return err_type();
+    }
+    e->lifted = args[0]->type->kind == FE_TY_ARRAY || args[1]->type->kind == FE_TY_ARRAY;
+    return broadcast(args, 2, et, e->loc, fe_printf(C->a, "'%s'", name));
+}
+
+/* Each builtin's arity and typing rule, from builtins.def. */
+typedef struct BuiltinRule {
+    int min_args, max_args;
+    FeType *(*rule)(FeExpr *e, FeBuiltin b, FeType *hint);
+} BuiltinRule;
+
+static const BuiltinRule builtin_rules[FE_B_COUNT] = {
+#define FE_BUILTIN(id, name, kind, min_args, max_args, rule, ...) [FE_B_##id] = {min_args, max_args, rule},
+#include "builtins.def"
+#undef FE_BUILTIN
+};
+
+/* A call of builtin b: its arity, then its rule. */
+static FeType *check_builtin(FeExpr *e, FeBuiltin b, FeType *hint)
+{
+    const BuiltinRule *r = &builtin_rules[b];
+    e->builtin = b;
+    if (!r->rule) {
+        FE_INTERNAL_ERROR(e->loc, "builtin '%s' has no typing rule", e->text);
+    }
+    if (!nargs_ok(e, r->min_args, r->max_args)) {
+        return err_type();
+    }
+    return r->rule(e, b, hint);
 }
 
 static FeType *check_call(FeExpr *e, FeType *hint)

@@ -252,6 +252,34 @@ static IrBinop fe_binop(FeOp op, IrScalar t) {
 }
 
 /* Apply a scalar (unlifted) operation to scalar operands. */
+/* What one application of a builtin to scalars is (builtins.def's scalar
+ * and op columns): lifted calls, builtins passed as functions, and the
+ * combining operator of sum, prod, min, max, all and any. */
+typedef enum { SCALAR_NONE, SCALAR_BIN, SCALAR_MATH, SCALAR_CLAMP } ScalarKind;
+typedef struct { ScalarKind kind; int op; /* IrBinop or IrMath */ } BuiltinScalar;
+#define SCALAR_OP_NONE(op) 0
+#define SCALAR_OP_CLAMP(op) 0
+#define SCALAR_OP_BIN(op) IR_BIN_##op
+#define SCALAR_OP_MATH(op) IR_MATH_##op
+static const BuiltinScalar builtin_scalars[FE_B_COUNT] = {
+#define FE_BUILTIN(id, name, kind, min_args, max_args, rule, operands, result, lower, scalar, op) \
+    [FE_B_##id] = { SCALAR_##scalar, SCALAR_OP_##scalar(op) },
+#include "builtins.def"
+#undef FE_BUILTIN
+};
+
+/* Builtin b applied to the scalars a[0..]; NULL when b has no scalar form. */
+static IrExpr *scalar_builtin(IrModule *m, FeBuiltin b, IrExpr **a) {
+    const BuiltinScalar *s = &builtin_scalars[b];
+    switch (s->kind) {
+    case SCALAR_BIN: return ir_e_bin(m, (IrBinop)s->op, a[0], a[1]);
+    case SCALAR_MATH: return ir_e_math(m, (IrMath)s->op, a);
+    case SCALAR_CLAMP: return ir_e_bin(m, IR_BIN_min, ir_e_bin(m, IR_BIN_max, a[0], a[1]), a[2]);
+    case SCALAR_NONE: break;
+    }
+    return NULL;
+}
+
 static IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n) {
     IrModule *m = L->m;
     switch (x->kind) {
@@ -264,19 +292,9 @@ static IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n) {
     case FE_EX_CAST:
         return ir_e_cast(m, sc(x->cast_to), a[0]);
     case FE_EX_CALL: {
-        switch (x->builtin) {
-        case FE_B_MINIMUM: return ir_e_bin(m, IR_BIN_min, a[0], a[1]);
-        case FE_B_MAXIMUM: return ir_e_bin(m, IR_BIN_max, a[0], a[1]);
-        case FE_B_POW: return ir_e_bin(m, IR_BIN_pow, a[0], a[1]);
-        case FE_B_ATAN2: return ir_e_bin(m, IR_BIN_atan2, a[0], a[1]);
-        case FE_B_CLAMP: return ir_e_bin(m, IR_BIN_min, ir_e_bin(m, IR_BIN_max, a[0], a[1]), a[2]);
-        default: {
-            int f = ir_math_lookup(fe_builtin_name(x->builtin));
-            if (f < 0) { break; }
-            (void)n;
-            return ir_e_math(m, (IrMath)f, a);
-        }
-        }
+        (void)n;
+        IrExpr *r = scalar_builtin(m, x->builtin, a);
+        if (r) { return r; }
         break;
     }
     default: break;
@@ -432,25 +450,19 @@ static LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
         Env *env = NULL;
         for (int i = 0; i < f->fn->nparams && i < nargs; i++) { env = bind(L, env, f->fn->params[i].bind, args[i]); }
         r = lower(L, f->fn->body, env);
-    } else if (f->is_section || f->builtin) {
+    } else if (f->is_section) {
         IrExpr *a = scalar_of(L, args[0], loc);
         IrExpr *b = nargs > 1 ? scalar_of(L, args[1], loc) : NULL;
-        IrBinop op;
-        if (f->is_section) { op = fe_binop(f->section_op, a->ty); }
-        else if (f->builtin == FE_B_MIN || f->builtin == FE_B_MINIMUM) { op = IR_BIN_min; }
-        else if (f->builtin == FE_B_MAX || f->builtin == FE_B_MAXIMUM) { op = IR_BIN_max; }
-        else if (f->builtin == FE_B_POW) { op = IR_BIN_pow; }
-        else {
-            int mf = ir_math_lookup(fe_builtin_name(f->builtin));
-            if (mf >= 0 && ir_math_info[mf].arity == nargs) {
-                IrExpr *aa[3] = { a, b, nargs > 2 ? scalar_of(L, args[2], loc) : NULL };
-                L->depth--;
-                return lv_scalar(L, ir_e_math(L->m, (IrMath)mf, aa));
-            }
+        r = lv_scalar(L, b ? ir_e_bin(L->m, fe_binop(f->section_op, a->ty), a, b) : a);
+    } else if (f->builtin) {
+        IrExpr *a[3] = { 0 };
+        for (int i = 0; i < nargs && i < 3; i++) { a[i] = scalar_of(L, args[i], loc); }
+        IrExpr *v = scalar_builtin(L->m, f->builtin, a);
+        if (!v) {
             lerr(L, loc, "internal: unsupported builtin used as a function");
-            op = IR_BIN_add;
+            v = a[0];
         }
-        r = lv_scalar(L, b ? ir_e_bin(L->m, op, a, b) : a);
+        r = lv_scalar(L, v);
     } else {
         lerr(L, loc, "internal: not a function");
         r = args[0];
@@ -548,16 +560,11 @@ static IrOperator make_operator(Lower *L, LVal *f, LVal *ne, const FeType *elem_
     return o;
 }
 
+/* The combining operator of sum, prod, min, max, all, any (builtins.def). */
 static IrBinop reduce_binop(FeBuiltin b, IrScalar t) {
-    switch (b) {
-    case FE_B_SUM: case FE_B_CUMSUM: return IR_BIN_add;
-    case FE_B_PROD: return IR_BIN_mul;
-    case FE_B_MIN: return IR_BIN_min;
-    case FE_B_MAX: return IR_BIN_max;
-    case FE_B_ALL: return IR_BIN_land;
-    case FE_B_ANY: return IR_BIN_lor;
-    default: (void)t; return IR_BIN_add;
-    }
+    (void)t;
+    const BuiltinScalar *s = &builtin_scalars[b];
+    return s->kind == SCALAR_BIN ? (IrBinop)s->op : IR_BIN_add;
 }
 
 /* Outputs of a screma-like statement with the structure of `shape`. */
@@ -874,6 +881,70 @@ static LVal *lower_for(Lower *L, FeExpr *x, Env *env) {
     return outs_like(L, s, x->type, w0, w1, x->rank);
 }
 
+/* zip(xs, ys, ...): a tuple of the arrays (element tuples are the arrays'
+ * elements side by side). */
+static LVal *lower_zip(Lower *L, FeExpr *x, Env *env) {
+    LVal *t = lv_tuple(L, x->nargs);
+    for (int i = 0; i < x->nargs; i++) { t->elems[i] = lower(L, x->args[i], env); }
+    return t;
+}
+
+/* unzip(ps) and col(v): the argument itself (a zip is already a tuple of
+ * arrays; col only marks a broadcast, read by the lifted operation). */
+static LVal *lower_first_arg(Lower *L, FeExpr *x, Env *env) {
+    return lower(L, x->args[0], env);
+}
+
+/* iota(n), replicate(n, v): a map over 0..n-1 without inputs. */
+static LVal *lower_iota_replicate(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    LVal *nv = lower(L, x->args[0], env);
+    IrExpr *n = scalar_of(L, nv, x->loc);
+    IrValue *w = to_value(L, ir_e_cast(m, IR_I64, n), x->loc.line);
+    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->builtin == FE_B_IOTA ? IR_AOP_iota : IR_AOP_replicate, x->loc.line);
+    s->w[0] = w;
+    if (x->builtin == FE_B_IOTA) {
+        s->map = ir_lambda_new(m, 0, NULL, 1);
+        s->map->res[0] = ir_e_cast(m, sc(x->type), ir_e_idx(m, 0));
+    } else {
+        LVal *v = lower(L, x->args[1], env);
+        ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
+        int k;
+        LVal **vl = flat(L, v, &k);
+        s->map = ir_lambda_new(m, 0, NULL, k);
+        for (int i = 0; i < k; i++) { s->map->res[i] = scalar_of(L, vl[i], x->loc); }
+    }
+    return outs_like(L, s, x->type, w, NULL, 1);
+}
+
+/* length(xs), rows(A), cols(A): a size of the array. */
+static LVal *lower_shape(Lower *L, FeExpr *x, Env *env) {
+    IrModule *m = L->m;
+    LVal *a = lower(L, x->args[0], env);
+    int n;
+    LVal **al = flat(L, a, &n);
+    if (al[0]->kind == LV_VARR) { return lv_scalar(L, al[0]->len); }
+    if (al[0]->kind != LV_ARRAY) { lerr(L, x->loc, "internal: length of a non-array"); return a; }
+    IrValue *d = al[0]->arr->dims[x->builtin == FE_B_COLS ? 1 : 0];
+    return lv_scalar(L, ir_e_cast(m, sc(x->type), ir_e_free(m, d)));
+}
+
+/* Scalar math builtins (sqrt, min(a, b), clamp, ...), lifted or not. */
+static LVal *lower_scalar_builtin(Lower *L, FeExpr *x, Env *env) {
+    if (x->lifted) { return lifted(L, x, x->args, x->nargs, env); }
+    IrExpr *a[3] = { 0 };
+    for (int i = 0; i < x->nargs && i < 3; i++) { a[i] = scalar_of(L, lower(L, x->args[i], env), x->loc); }
+    return lv_scalar(L, scalar_op(L, x, a, x->nargs));
+}
+
+/* The lowering function of each builtin's calls (builtins.def). */
+typedef LVal *(*BuiltinLowering)(Lower *L, FeExpr *x, Env *env);
+static const BuiltinLowering builtin_lowerings[FE_B_COUNT] = {
+#define FE_BUILTIN(id, name, kind, min_args, max_args, rule, operands, result, lower, ...) [FE_B_##id] = lower,
+#include "builtins.def"
+#undef FE_BUILTIN
+};
+
 static LVal *lower_call(Lower *L, FeExpr *x, Env *env) {
     IrModule *m = L->m;
     if (x->builtin == FE_B_NONE) {
@@ -907,56 +978,7 @@ static LVal *lower_call(Lower *L, FeExpr *x, Env *env) {
         for (int i = 0; i < x->nargs; i++) { args[i] = lower(L, x->args[i], env); }
         return apply(L, &f, args, x->nargs, x->loc);
     }
-    switch (x->builtin) {
-    case FE_B_MAP: return lower_map(L, x, env);
-    case FE_B_REDUCE: case FE_B_SUM: case FE_B_PROD: case FE_B_MIN: case FE_B_MAX:
-    case FE_B_ALL: case FE_B_ANY: case FE_B_ARGMIN: case FE_B_ARGMAX:
-        return lower_reduce_builtin(L, x, env);
-    case FE_B_SCAN: case FE_B_EXSCAN: case FE_B_CUMSUM: return lower_scan(L, x, env);
-    case FE_B_FILTER: return lower_filter(L, x, env);
-    case FE_B_SCATTER: return lower_scatter(L, x, env);
-    case FE_B_ZIP: {
-        LVal *t = lv_tuple(L, x->nargs);
-        for (int i = 0; i < x->nargs; i++) { t->elems[i] = lower(L, x->args[i], env); }
-        return t;
-    }
-    case FE_B_UNZIP: return lower(L, x->args[0], env);
-    case FE_B_COL: return lower(L, x->args[0], env);
-    case FE_B_IOTA: case FE_B_REPLICATE: {
-        LVal *nv = lower(L, x->args[0], env);
-        IrExpr *n = scalar_of(L, nv, x->loc);
-        IrValue *w = to_value(L, ir_e_cast(m, IR_I64, n), x->loc.line);
-        IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->builtin == FE_B_IOTA ? IR_AOP_iota : IR_AOP_replicate, x->loc.line);
-        s->w[0] = w;
-        if (x->builtin == FE_B_IOTA) {
-            s->map = ir_lambda_new(m, 0, NULL, 1);
-            s->map->res[0] = ir_e_cast(m, sc(x->type), ir_e_idx(m, 0));
-        } else {
-            LVal *v = lower(L, x->args[1], env);
-            ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
-            int k;
-            LVal **vl = flat(L, v, &k);
-            s->map = ir_lambda_new(m, 0, NULL, k);
-            for (int i = 0; i < k; i++) { s->map->res[i] = scalar_of(L, vl[i], x->loc); }
-        }
-        return outs_like(L, s, x->type, w, NULL, 1);
-    }
-    case FE_B_LENGTH: case FE_B_ROWS: case FE_B_COLS: {
-        LVal *a = lower(L, x->args[0], env);
-        int n;
-        LVal **al = flat(L, a, &n);
-        if (al[0]->kind == LV_VARR) { return lv_scalar(L, al[0]->len); }
-        if (al[0]->kind != LV_ARRAY) { lerr(L, x->loc, "internal: length of a non-array"); return a; }
-        IrValue *d = al[0]->arr->dims[x->builtin == FE_B_COLS ? 1 : 0];
-        return lv_scalar(L, ir_e_cast(m, sc(x->type), ir_e_free(m, d)));
-    }
-    default: break;
-    }
-    /* scalar math builtins, lifted or not */
-    if (x->lifted) { return lifted(L, x, x->args, x->nargs, env); }
-    IrExpr *a[3] = { 0 };
-    for (int i = 0; i < x->nargs && i < 3; i++) { a[i] = scalar_of(L, lower(L, x->args[i], env), x->loc); }
-    return lv_scalar(L, scalar_op(L, x, a, x->nargs));
+    return builtin_lowerings[x->builtin](L, x, env);
 }
 
 static LVal *lower_index(Lower *L, FeExpr *x, Env *env) {
