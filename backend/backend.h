@@ -77,7 +77,7 @@ void be_main(BeBuf *b, IrModule *m);
  * params, outs); lead (may be NULL) is a first parameter declaration. */
 void be_entry_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *lead);
 /* The device-level host launchers gpuc_dev_NAME of every entry, over the host
- * interface gpuc_h_* that the including prelude defines (backend/emit_cuda.c). */
+ * interface gpuc_h_* that the including prelude defines (backend/cuda/prelude.c for nvcc). */
 void be_cuda_host_entries(BeBuf *b, IrModule *m);
 /* That host interface over the gpuc runtime (GpucHost: a context, a
  * GpucKernels cache of the module's functions, the device blocks of one

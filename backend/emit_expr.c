@@ -232,6 +232,7 @@ static const char *emit_inner(BeExprCtx *c, const IrExpr *e) {
         }
         const char *fn = at == IR_F32 ? mi->f32 : mi->f64;
         if (mi->arity == 1) { return be_strf(c, "%s(%s)", fn, a[0]); }
+        if (mi->arity == 2) { return be_strf(c, "%s(%s, %s)", fn, a[0], a[1]); }
         return be_strf(c, "%s(%s, %s, %s)", fn, a[0], a[1], a[2]);
     }
     case IR_E_SELECT: {

@@ -7,7 +7,7 @@
  *              their own) NAME_ENTRY(lib, inputs..., outputs...) -> GpucStatus;
  *   NAME.c     the implementation: the C prelude, the runtime host interface
  *              and the launchers gpuc_dev_ENTRY shared with executables
- *              (backend/emit_program.c, backend/emit_cuda.c), and wrappers
+ *              (backend/emit_program.c, backend/cuda/launch.c), and wrappers
  *              that check sizes, call the launcher under the library's lock
  *              and hand the result arrays to the caller;
  *   NAME.json  the manifest: entries, parameter and result types with their

@@ -24,7 +24,7 @@ static void c_string(BeBuf *b, const char *s) {
     be_printf(b, "\"");
 }
 
-/* The host interface of backend/emit_cuda.c's launchers, over the gpuc
+/* The host interface of backend/cuda/launch.c's launchers, over the gpuc
  * runtime. Device pointers travel as typed C pointers (a CUdeviceptr fits).
  * GpucKernels caches the functions of one module by name. Shared with the
  * libraries of --emit=lib (backend/emit_lib.c). */

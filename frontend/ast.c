@@ -190,9 +190,9 @@ const char *fe_builtin_name(FeBuiltin b)
 {
     static const char *names[] = {
         "<none>",
-#define FE_X_NAME(id, name, kind) name,
-        FE_BUILTINS(FE_X_NAME)
-#undef FE_X_NAME
+#define FE_BUILTIN(id, name, ...) name,
+#include "builtins.def"
+#undef FE_BUILTIN
     };
     return (size_t)b < sizeof names / sizeof names[0] ? names[b] : "?";
 }

@@ -114,38 +114,19 @@ typedef enum FeOp {
     FE_OP_GE,     /* >=  numeric -> bool */
 } FeOp;
 
-/* Builtin functions, as an X-macro: X(enum suffix, source name, kind).
- * kind: MATH = scalar function lifted elementwise; REDUCE = reduction of an
- * array (optionally along an axis); SCAN = prefix scan; SOAC = other
- * second-order/array builtin. grep "ORDER BUILTIN". */
-#define FE_BUILTINS(X) \
-    X(MAP, "map", SOAC) X(REDUCE, "reduce", REDUCE) X(SCAN, "scan", SCAN) \
-    X(EXSCAN, "exscan", SCAN) X(FILTER, "filter", SOAC) X(SCATTER, "scatter", SOAC) \
-    X(ZIP, "zip", SOAC) X(UNZIP, "unzip", SOAC) X(IOTA, "iota", SOAC) \
-    X(REPLICATE, "replicate", SOAC) X(LENGTH, "length", SOAC) X(ROWS, "rows", SOAC) \
-    X(COLS, "cols", SOAC) X(COL, "col", SOAC) \
-    X(SUM, "sum", REDUCE) X(PROD, "prod", REDUCE) X(MIN, "min", REDUCE) \
-    X(MAX, "max", REDUCE) X(ALL, "all", REDUCE) X(ANY, "any", REDUCE) \
-    X(ARGMIN, "argmin", REDUCE) X(ARGMAX, "argmax", REDUCE) X(CUMSUM, "cumsum", SCAN) \
-    X(SQRT, "sqrt", MATH) X(RSQRT, "rsqrt", MATH) X(EXP, "exp", MATH) \
-    X(EXP2, "exp2", MATH) X(LOG, "log", MATH) X(LOG2, "log2", MATH) \
-    X(LOG10, "log10", MATH) X(SIN, "sin", MATH) X(COS, "cos", MATH) X(TAN, "tan", MATH) \
-    X(ASIN, "asin", MATH) X(ACOS, "acos", MATH) X(ATAN, "atan", MATH) \
-    X(ATAN2, "atan2", MATH) X(SINH, "sinh", MATH) X(COSH, "cosh", MATH) \
-    X(TANH, "tanh", MATH) X(ERF, "erf", MATH) X(POW, "pow", MATH) X(ABS, "abs", MATH) \
-    X(FLOOR, "floor", MATH) X(CEIL, "ceil", MATH) X(ROUND, "round", MATH) \
-    X(TRUNC, "trunc", MATH) X(FMA, "fma", MATH) X(CLAMP, "clamp", MATH) \
-    X(ISNAN, "isnan", MATH) X(ISINF, "isinf", MATH) \
-    X(MINIMUM, "min", MATH) X(MAXIMUM, "max", MATH)
+/* Builtin functions: one row each in builtins.def (name, arity, typing
+ * rule, lowering), FE_BUILTIN(id, name, kind, ...).  FE_VARIADIC as
+ * max_args: no upper limit. */
+#define FE_VARIADIC 1000
 /* FE_B_MIN/FE_B_MAX are the reductions min(xs) / min(A, axis); the checker
  * rewrites two-operand scalar min(a, b)/max(a, b) to FE_B_MINIMUM/FE_B_MAXIMUM
  * (lifted elementwise like any MATH builtin). */
 
 typedef enum FeBuiltin {
     FE_B_NONE = 0, /* not a builtin */
-#define FE_X_ENUM(id, name, kind) FE_B_##id,
-    FE_BUILTINS(FE_X_ENUM)
-#undef FE_X_ENUM
+#define FE_BUILTIN(id, name, ...) FE_B_##id,
+#include "builtins.def"
+#undef FE_BUILTIN
     FE_B_COUNT
 } FeBuiltin;
 

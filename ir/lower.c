@@ -16,63 +16,21 @@
  *   expression over a loop variable; a reduction over one becomes a fold,
  *   except where it is the whole body of a comprehension (for i in n =>
  *   argmax(A[i, :])): there it is the row (or column) reduction
- *   argmax(A, 1) is (row_reduction).
+ *   argmax(A, 1) is (row_reduction, lower_builtins.c).
+ *
+ * Builtin calls lower through the table of frontend/builtins.def, their
+ * functions in lower_builtins.c; what both files share is lower_internal.h.
  */
-#include "ir.h"
+#include "lower_internal.h"
 
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "frontend.h"
-
-typedef enum { LV_SCALAR, LV_ARRAY, LV_VARR, LV_TUPLE, LV_FUNC } LvKind;
-
-typedef struct LVal LVal;
-typedef struct Env Env;
-struct LVal {
-    LvKind kind;
-    IrExpr *x;          /* SCALAR */
-    IrValue *arr;       /* ARRAY */
-    IrExpr *len;        /* VARR: length (i64) */
-    IrExpr *body;       /* VARR: element in terms of LOOPVAR var */
-    int var;            /* VARR */
-    IrScalar elem;      /* VARR element type */
-    int n;              /* TUPLE */
-    LVal **elems;
-    /* FUNC */
-    FeExpr *lambda;
-    Env *closure;
-    FeFunc *fn;
-    FeBuiltin builtin;
-    bool is_section;
-    FeOp section_op;
-};
-
-struct Env { int id; LVal *v; Env *next; };
-
-typedef struct {
-    IrModule *m;
-    IrEntry *e;
-    FeFunc *entry;
-    int next_var;       /* fold / virtual array loop variable ids */
-    int errors;
-    bool quiet;         /* lowering a fn as an entry: failures drop it silently */
-    int entry_errors;   /* errors in the entry being lowered (only the first is reported) */
-    long inlined;       /* calls inlined into the entry being lowered (capped) */
-    int depth;          /* inlining depth */
-} Lower;
-
-static LVal *lower(Lower *L, FeExpr *x, Env *env);
-
-static LVal *lv_new(Lower *L, LvKind k) {
+LVal *lv_new(Lower *L, LvKind k) {
     LVal *v = ir_alloc(L->m->arena, sizeof *v);
     v->kind = k;
     return v;
 }
-static LVal *lv_scalar(Lower *L, IrExpr *x) { LVal *v = lv_new(L, LV_SCALAR); v->x = x; return v; }
-static LVal *lv_array(Lower *L, IrValue *a) { LVal *v = lv_new(L, LV_ARRAY); v->arr = a; return v; }
-static LVal *lv_tuple(Lower *L, int n) {
+LVal *lv_scalar(Lower *L, IrExpr *x) { LVal *v = lv_new(L, LV_SCALAR); v->x = x; return v; }
+LVal *lv_array(Lower *L, IrValue *a) { LVal *v = lv_new(L, LV_ARRAY); v->arr = a; return v; }
+LVal *lv_tuple(Lower *L, int n) {
     LVal *v = lv_new(L, LV_TUPLE);
     v->n = n;
     v->elems = ir_alloc(L->m->arena, sizeof *v->elems * (size_t)(n + 1));
@@ -93,7 +51,7 @@ static LVal *lookup(Env *env, FeBinding *b) {
  * checker accepted something the lowering cannot handle by mistake) and are
  * reported as `internal error`; the others are limits of the IR, reported as
  * errors. Only the first of an entry is reported: the rest follow from it. */
-static void lerr(Lower *L, SrcLoc loc, const char *msg) {
+void lerr(Lower *L, SrcLoc loc, const char *msg) {
     if (!L->quiet && L->entry_errors == 0) {
         if (strncmp(msg, "internal: ", 10) == 0) {
             fe_report("internal error", loc, "%s (this is a gpuc bug)", msg + 10);
@@ -105,7 +63,7 @@ static void lerr(Lower *L, SrcLoc loc, const char *msg) {
     L->entry_errors++;
 }
 
-static IrScalar sc(const FeType *t) {
+IrScalar sc(const FeType *t) {
     if (!t) { return IR_I32; }
     if (t->kind == FE_TY_ARRAY) { return sc(t->elem); }
     if (t->kind <= FE_TY_F64) { return (IrScalar)t->kind; }
@@ -113,13 +71,13 @@ static IrScalar sc(const FeType *t) {
 }
 
 /* ---- expression helpers ---- */
-static bool invariant(const IrExpr *e) {
+bool invariant(const IrExpr *e) {
     if (!e) { return true; }
     if (e->kind == IR_E_PARAM || e->kind == IR_E_IDX || e->kind == IR_E_LOOPVAR) { return false; }
     return invariant(e->a[0]) && invariant(e->a[1]) && invariant(e->a[2]);
 }
 
-static bool lv_invariant(const LVal *v) {
+bool lv_invariant(const LVal *v) {
     switch (v->kind) {
     case LV_SCALAR: return invariant(v->x);
     case LV_ARRAY: return true;
@@ -133,7 +91,7 @@ static bool lv_invariant(const LVal *v) {
 }
 
 /* replace LOOPVAR `var` by `by` */
-static IrExpr *subst_loopvar(Lower *L, IrExpr *e, int var, IrExpr *by) {
+IrExpr *subst_loopvar(Lower *L, IrExpr *e, int var, IrExpr *by) {
     if (!e) { return NULL; }
     if (e->kind == IR_E_LOOPVAR && e->index == var) { return by; }
     IrExpr *a0 = subst_loopvar(L, e->a[0], var, by);
@@ -148,7 +106,7 @@ static IrExpr *subst_loopvar(Lower *L, IrExpr *e, int var, IrExpr *by) {
 }
 
 /* Materialise an invariant scalar expression as an SSA value. */
-static IrValue *to_value(Lower *L, IrExpr *x, int line) {
+IrValue *to_value(Lower *L, IrExpr *x, int line) {
     if (x->kind == IR_E_FREE) { return x->val; }
     if (x->kind == IR_E_CONST && x->ty == IR_I64) { return ir_size_const(L->m, L->e, x->c.i, line); }
     IrStmt *s = ir_stmt_new(L->m, L->e, IR_S_SCALAR, IR_AOP_scalar, line);
@@ -160,7 +118,7 @@ static IrValue *to_value(Lower *L, IrExpr *x, int line) {
 }
 
 /* Leaves of an LVal, flattened. */
-static int count_leaves(const LVal *v) {
+int count_leaves(const LVal *v) {
     if (v->kind != LV_TUPLE) { return 1; }
     int n = 0;
     for (int i = 0; i < v->n; i++) { n += count_leaves(v->elems[i]); }
@@ -170,7 +128,7 @@ static void leaves(LVal *v, LVal **out, int *n) {
     if (v->kind != LV_TUPLE) { out[(*n)++] = v; return; }
     for (int i = 0; i < v->n; i++) { leaves(v->elems[i], out, n); }
 }
-static LVal **flat(Lower *L, LVal *v, int *n) {
+LVal **flat(Lower *L, LVal *v, int *n) {
     int c = count_leaves(v);
     LVal **out = ir_alloc(L->m->arena, sizeof *out * (size_t)(c + 1));
     *n = 0;
@@ -178,7 +136,7 @@ static LVal **flat(Lower *L, LVal *v, int *n) {
     return out;
 }
 /* Rebuild an LVal with the structure of `shape` from a list of leaves. */
-static LVal *rebuild(Lower *L, LVal *shape, LVal **leaves_, int *at) {
+LVal *rebuild(Lower *L, LVal *shape, LVal **leaves_, int *at) {
     if (shape->kind != LV_TUPLE) { return leaves_[(*at)++]; }
     LVal *t = lv_tuple(L, shape->n);
     for (int i = 0; i < shape->n; i++) { t->elems[i] = rebuild(L, shape->elems[i], leaves_, at); }
@@ -186,7 +144,7 @@ static LVal *rebuild(Lower *L, LVal *shape, LVal **leaves_, int *at) {
 }
 
 /* An array LVal as a virtual array (for use inside lambdas). */
-static LVal *as_varr(Lower *L, LVal *a) {
+LVal *as_varr(Lower *L, LVal *a) {
     if (a->kind == LV_VARR) { return a; }
     if (a->kind != LV_ARRAY || a->arr->rank != 1) { return NULL; }
     LVal *v = lv_new(L, LV_VARR);
@@ -209,7 +167,7 @@ static IrValue *varr_to_value(Lower *L, LVal *v, int line) {
     return o;
 }
 
-static IrValue *need_array(Lower *L, LVal *v, int line) {
+IrValue *need_array(Lower *L, LVal *v, int line) {
     if (v->kind == LV_ARRAY) { return v->arr; }
     if (v->kind == LV_VARR && invariant(v->len)) {
         /* a virtual array with no lambda dependence can be materialised */
@@ -222,7 +180,7 @@ static IrValue *need_array(Lower *L, LVal *v, int line) {
     return NULL;
 }
 
-static IrExpr *scalar_of(Lower *L, LVal *v, SrcLoc loc) {
+IrExpr *scalar_of(Lower *L, LVal *v, SrcLoc loc) {
     if (v && v->kind == LV_SCALAR) { return v->x; }
     lerr(L, loc, "this use of a tuple, struct or array is not supported by the IR lowering yet (a scalar is needed here)");
     return ir_e_const_i(L->m, IR_I32, 0);
@@ -255,7 +213,7 @@ static IrBinop fe_binop(FeOp op, IrScalar t) {
 }
 
 /* Apply a scalar (unlifted) operation to scalar operands. */
-static IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n) {
+IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n) {
     IrModule *m = L->m;
     switch (x->kind) {
     case FE_EX_UNARY:
@@ -267,19 +225,9 @@ static IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n) {
     case FE_EX_CAST:
         return ir_e_cast(m, sc(x->cast_to), a[0]);
     case FE_EX_CALL: {
-        switch (x->builtin) {
-        case FE_B_MINIMUM: return ir_e_bin(m, IR_BIN_min, a[0], a[1]);
-        case FE_B_MAXIMUM: return ir_e_bin(m, IR_BIN_max, a[0], a[1]);
-        case FE_B_POW: return ir_e_bin(m, IR_BIN_pow, a[0], a[1]);
-        case FE_B_ATAN2: return ir_e_bin(m, IR_BIN_atan2, a[0], a[1]);
-        case FE_B_CLAMP: return ir_e_bin(m, IR_BIN_min, ir_e_bin(m, IR_BIN_max, a[0], a[1]), a[2]);
-        default: {
-            int f = ir_math_lookup(fe_builtin_name(x->builtin));
-            if (f < 0) { break; }
-            (void)n;
-            return ir_e_math(m, (IrMath)f, a);
-        }
-        }
+        (void)n;
+        IrExpr *r = scalar_builtin(m, x->builtin, a);
+        if (r) { return r; }
         break;
     }
     default: break;
@@ -289,9 +237,8 @@ static IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n) {
 }
 
 /* ---- lifted (elementwise) operations ---- */
-typedef struct { IrValue **ins; int nins; } Ins;
 
-static int add_in(Lower *L, Ins *in, IrValue *v) {
+int add_in(Lower *L, Ins *in, IrValue *v) {
     for (int i = 0; i < in->nins; i++) { if (in->ins[i] == v) { return i; } }
     IrValue **n = ir_alloc(L->m->arena, sizeof *n * (size_t)(in->nins + 1));
     if (in->nins) { memcpy(n, in->ins, sizeof *n * (size_t)in->nins); }
@@ -305,7 +252,7 @@ static FeExpr *unwrap_col(FeExpr *x) {
     return x;
 }
 
-static bool same_size(const IrValue *a, const IrValue *b) {
+bool same_size(const IrValue *a, const IrValue *b) {
     return a == b || (a && b && a->has_const && b->has_const && a->const_val == b->const_val);
 }
 
@@ -348,7 +295,7 @@ static IrExpr *lifted_operand(Lower *L, FeExpr *ox, LVal *v, Ins *in, IrValue **
     }
 }
 
-static LVal *lifted(Lower *L, FeExpr *x, FeExpr **ops, int nops, Env *env) {
+LVal *lifted(Lower *L, FeExpr *x, FeExpr **ops, int nops, Env *env) {
     IrModule *m = L->m;
     LVal **vals = ir_alloc(m->arena, sizeof *vals * (size_t)(nops + 1));
     bool inv = true, anyvarr = false;
@@ -419,7 +366,7 @@ static LVal *bind_pattern(Lower *L, FePattern *p, LVal *v, Env **env) {
  * not a hang. */
 enum { MAX_INLINED_CALLS = 10000 };
 
-static LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
+LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
     if (L->depth > 64) { lerr(L, loc, "calls nested more than 64 functions deep cannot be inlined"); return args[0]; }
     if (++L->inlined > MAX_INLINED_CALLS) {
         lerr(L, L->entry->loc, "this entry is too large once its function calls are inlined (more than 10000 calls)");
@@ -435,25 +382,19 @@ static LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
         Env *env = NULL;
         for (int i = 0; i < f->fn->nparams && i < nargs; i++) { env = bind(L, env, f->fn->params[i].bind, args[i]); }
         r = lower(L, f->fn->body, env);
-    } else if (f->is_section || f->builtin) {
+    } else if (f->is_section) {
         IrExpr *a = scalar_of(L, args[0], loc);
         IrExpr *b = nargs > 1 ? scalar_of(L, args[1], loc) : NULL;
-        IrBinop op;
-        if (f->is_section) { op = fe_binop(f->section_op, a->ty); }
-        else if (f->builtin == FE_B_MIN || f->builtin == FE_B_MINIMUM) { op = IR_BIN_min; }
-        else if (f->builtin == FE_B_MAX || f->builtin == FE_B_MAXIMUM) { op = IR_BIN_max; }
-        else if (f->builtin == FE_B_POW) { op = IR_BIN_pow; }
-        else {
-            int mf = ir_math_lookup(fe_builtin_name(f->builtin));
-            if (mf >= 0 && ir_math_info[mf].arity == nargs) {
-                IrExpr *aa[3] = { a, b, nargs > 2 ? scalar_of(L, args[2], loc) : NULL };
-                L->depth--;
-                return lv_scalar(L, ir_e_math(L->m, (IrMath)mf, aa));
-            }
+        r = lv_scalar(L, b ? ir_e_bin(L->m, fe_binop(f->section_op, a->ty), a, b) : a);
+    } else if (f->builtin) {
+        IrExpr *a[3] = { 0 };
+        for (int i = 0; i < nargs && i < 3; i++) { a[i] = scalar_of(L, args[i], loc); }
+        IrExpr *v = scalar_builtin(L->m, f->builtin, a);
+        if (!v) {
             lerr(L, loc, "internal: unsupported builtin used as a function");
-            op = IR_BIN_add;
+            v = a[0];
         }
-        r = lv_scalar(L, b ? ir_e_bin(L->m, op, a, b) : a);
+        r = lv_scalar(L, v);
     } else {
         lerr(L, loc, "internal: not a function");
         r = args[0];
@@ -486,7 +427,7 @@ static int fe_leaves(const FeType *t) {
 }
 
 /* Flatten the array arguments into the statement's inputs. */
-static int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc loc) {
+int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc loc) {
     int n;
     LVal **lv = flat(L, v, &n);
     for (int i = 0; i < n; i++) {
@@ -503,7 +444,7 @@ static int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc lo
     return n;
 }
 
-static LVal *func_value(Lower *L, FeExpr *x, Env *env) {
+LVal *func_value(Lower *L, FeExpr *x, Env *env) {
     LVal *f = lv_new(L, LV_FUNC);
     if (x->kind == FE_EX_LAMBDA) { f->lambda = x; f->closure = env; }
     else if (x->kind == FE_EX_SECTION) { f->is_section = true; f->section_op = x->op; }
@@ -519,7 +460,7 @@ static LVal *func_value(Lower *L, FeExpr *x, Env *env) {
 }
 
 /* Build an operator (reduce/scan) from a function value and its neutral element. */
-static IrOperator make_operator(Lower *L, LVal *f, LVal *ne, const FeType *elem_t, SrcLoc loc) {
+IrOperator make_operator(Lower *L, LVal *f, LVal *ne, const FeType *elem_t, SrcLoc loc) {
     IrModule *m = L->m;
     IrOperator o = { 0 };
     int ar = fe_leaves(elem_t);
@@ -558,20 +499,8 @@ static IrOperator make_operator(Lower *L, LVal *f, LVal *ne, const FeType *elem_
     return o;
 }
 
-static IrBinop reduce_binop(FeBuiltin b, IrScalar t) {
-    switch (b) {
-    case FE_B_SUM: case FE_B_CUMSUM: return IR_BIN_add;
-    case FE_B_PROD: return IR_BIN_mul;
-    case FE_B_MIN: return IR_BIN_min;
-    case FE_B_MAX: return IR_BIN_max;
-    case FE_B_ALL: return IR_BIN_land;
-    case FE_B_ANY: return IR_BIN_lor;
-    default: (void)t; return IR_BIN_add;
-    }
-}
-
 /* Outputs of a screma-like statement with the structure of `shape`. */
-static LVal *outs_like(Lower *L, IrStmt *s, const FeType *t, IrValue *d0, IrValue *d1, int rank) {
+LVal *outs_like(Lower *L, IrStmt *s, const FeType *t, IrValue *d0, IrValue *d1, int rank) {
     int n = fe_leaves(t);
     IrScalar *pt = ir_alloc(L->m->arena, sizeof *pt * (size_t)(n + 1));
     int k = 0;
@@ -584,433 +513,6 @@ static LVal *outs_like(Lower *L, IrStmt *s, const FeType *t, IrValue *d0, IrValu
     }
     int at = 0;
     return rebuild(L, shape, leaves_, &at);
-}
-
-/* The neutral element of reduction `op` over `count` elements of type t.
- * Float min and max ignore NaN unless every element is NaN
- * (docs/language.md): their neutral element is NaN (fmin(NaN, x) = x, and
- * all-NaN stays NaN), except that no element at all gives +-inf, so it is
- * `count == 0 ? +-inf : NaN`, still a neutral element wherever it is used. */
-static IrExpr *reduce_neutral(IrModule *m, IrBinop op, IrScalar t, IrExpr *count) {
-    IrExpr *ne = ir_neutral(m, op, t);
-    if ((op != IR_BIN_min && op != IR_BIN_max) || !ir_scalar_is_float(t)) { return ne; }
-    IrExpr *empty = ir_e_bin(m, IR_BIN_eq, count, ir_e_const_i(m, count->ty, 0));
-    return ir_e_select(m, empty, ne, ir_e_const_f(m, t, NAN));
-}
-
-/* Index `idx` of element `v` for argmin/argmax, -1 ("none") when v is NaN:
- * NaN elements are skipped. */
-static IrExpr *arg_index(IrModule *m, IrExpr *v, IrExpr *idx) {
-    if (!ir_scalar_is_float(v->ty)) { return idx; }
-    IrExpr *a[1] = { v };
-    return ir_e_select(m, ir_e_math(m, IR_MATH_isnan, a), ir_e_const_i(m, IR_I64, -1), idx);
-}
-
-/* reduce over a virtual array inside a lambda: a fold */
-static LVal *fold_varr(Lower *L, LVal *va, IrBinop op, SrcLoc loc) {
-    (void)loc;
-    IrExpr *ne = reduce_neutral(L->m, op, va->elem, va->len);
-    return lv_scalar(L, ir_e_fold(L->m, va->var, op, va->len, ne, va->body));
-}
-
-/* The reduction x (sum, ..., argmax, reduce) of the array arr (x's array
- * operand, already lowered), along `axis` (-1: all of a 1-D array). */
-static LVal *reduce_lval(Lower *L, FeExpr *x, LVal *arr, int axis, Env *env) {
-    IrModule *m = L->m;
-    FeBuiltin b = x->builtin;
-    bool general = b == FE_B_REDUCE;
-    FeExpr *arr_x = general ? x->args[2] : x->args[0];
-    if (arr->kind == LV_VARR || (!lv_invariant(arr) && arr->kind != LV_TUPLE)) {
-        if (general || b == FE_B_ARGMIN || b == FE_B_ARGMAX) {
-            const char *what = general ? "reduce(op, ne, A" : b == FE_B_ARGMIN ? "argmin(A" : "argmax(A";
-            lerr(L, x->loc, ir_fmt(m->arena, "%s of an array computed inside a lambda is supported only as the whole body of "
-                                   "a comprehension over rows (for i in n => %s[i, :])%s); write %s, 1) for a row-wise %s",
-                                   general ? "reduce" : x->text, what, general ? ", op and ne not using i" : "", what,
-                                   general ? "reduce" : x->text));
-            return lv_scalar(L, ir_e_const_i(m, IR_I32, 0));
-        }
-        LVal *va = as_varr(L, arr);
-        return fold_varr(L, va, reduce_binop(b, va->elem), x->loc);
-    }
-    const FeType *at = arr_x->type;
-    const FeType *elem_t = at->elem;
-    Ins in = { 0 };
-    IrValue *w = NULL;
-    collect_arrays(L, arr, &in, &w, x->loc);
-    if (!in.nins) { return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
-    IrValue *A = in.ins[0];
-    IrStmt *s;
-    if (axis >= 0 && A->rank == 2) {
-        s = ir_stmt_new(m, L->e, IR_S_SEGRED, IR_AOP_reduce_axis, x->loc.line);
-        s->rank = 2;
-        s->w[0] = A->dims[0];
-        s->w[1] = A->dims[1];
-        s->axis = axis;
-    } else {
-        s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_reduce, x->loc.line);
-        s->w[0] = w;
-    }
-    s->ins = in.ins;
-    s->nins = in.nins;
-    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 3));
-    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
-    IrOperator op;
-    if (general) {
-        LVal *f = func_value(L, x->args[0], env);
-        LVal *ne = lower(L, x->args[1], env);
-        op = make_operator(L, f, ne, elem_t, x->loc);
-        s->map = ir_lambda_new(m, in.nins, pt, in.nins);
-        for (int i = 0; i < in.nins; i++) { s->map->res[i] = ir_e_param(m, pt[i], i); }
-    } else if (b == FE_B_ARGMIN || b == FE_B_ARGMAX) {
-        IrScalar t = pt[0];
-        IrScalar opt[4] = { t, IR_I64, t, IR_I64 };
-        op.arity = 2;
-        op.op = ir_lambda_new(m, 4, opt, 2);
-        IrExpr *v1 = ir_e_param(m, t, 0), *i1 = ir_e_param(m, IR_I64, 1), *v2 = ir_e_param(m, t, 2), *i2 = ir_e_param(m, IR_I64, 3);
-        IrBinop better = b == FE_B_ARGMIN ? IR_BIN_lt : IR_BIN_gt;
-        /* take the second if strictly better, or equal with a smaller index; -1
-         * marks "none" (no element yet, or a NaN one: arg_index skips NaN) */
-        IrExpr *take2 = ir_e_bin(m, IR_BIN_lor, ir_e_bin(m, IR_BIN_lt, i1, ir_e_const_i(m, IR_I64, 0)),
-                                 ir_e_bin(m, IR_BIN_land, ir_e_bin(m, IR_BIN_ge, i2, ir_e_const_i(m, IR_I64, 0)),
-                                          ir_e_bin(m, IR_BIN_lor, ir_e_bin(m, better, v2, v1),
-                                                   ir_e_bin(m, IR_BIN_land, ir_e_bin(m, IR_BIN_eq, v2, v1), ir_e_bin(m, IR_BIN_lt, i2, i1)))));
-        op.op->res[0] = ir_e_select(m, take2, v2, v1);
-        op.op->res[1] = ir_e_select(m, take2, i2, i1);
-        op.ne = ir_alloc(m->arena, sizeof *op.ne * 2);
-        op.ne[0] = ir_e_const_i(m, t, 0);
-        op.ne[1] = ir_e_const_i(m, IR_I64, -1);
-        op.commutative = true;
-        op.name = b == FE_B_ARGMIN ? "argmin" : "argmax";
-        s->map = ir_lambda_new(m, 1, pt, 2);
-        s->map->res[0] = ir_e_param(m, t, 0);
-        s->map->res[1] = arg_index(m, s->map->res[0], ir_e_idx(m, axis == 0 ? 0 : (s->rank == 2 ? 1 : 0)));
-        op.exclusive = false;
-        s->reds = ir_alloc(m->arena, sizeof *s->reds);
-        s->reds[0] = op;
-        s->nreds = 1;
-        IrValue *d = s->rank == 2 ? (axis == 1 ? s->w[0] : s->w[1]) : NULL;
-        IrValue *vv = ir_value_new(m, L->e, t, s->rank == 2 ? 1 : 0, d, NULL);
-        IrValue *iv = ir_value_new(m, L->e, IR_I64, s->rank == 2 ? 1 : 0, d, NULL);
-        ir_stmt_add_out(m, s, vv);
-        ir_stmt_add_out(m, s, iv);
-        /* no element: index -1 becomes 0?  keep -1 as the language's "none" */
-        return s->rank == 2 ? lv_array(L, iv) : lv_scalar(L, ir_e_free(m, iv));
-    } else {
-        op = ir_operator_binop(m, reduce_binop(b, pt[0]), pt[0], false);
-        IrValue *count = s->kind == IR_S_SEGRED ? (axis == 1 ? s->w[1] : s->w[0]) : s->w[0];
-        op.ne[0] = reduce_neutral(m, reduce_binop(b, pt[0]), pt[0], ir_e_free(m, count));
-        s->map = ir_lambda_new(m, 1, pt, 1);
-        s->map->res[0] = ir_e_param(m, pt[0], 0);
-    }
-    s->reds = ir_alloc(m->arena, sizeof *s->reds);
-    s->reds[0] = op;
-    s->nreds = 1;
-    if (s->kind == IR_S_SEGRED) {
-        IrValue *d = axis == 1 ? s->w[0] : s->w[1];
-        return outs_like(L, s, x->type, d, NULL, 1);
-    }
-    return outs_like(L, s, x->type, NULL, NULL, 0);
-}
-
-static LVal *lower_reduce_builtin(Lower *L, FeExpr *x, Env *env) {
-    FeExpr *arr_x = x->builtin == FE_B_REDUCE ? x->args[2] : x->args[0];
-    return reduce_lval(L, x, lower(L, arr_x, env), x->axis, env);
-}
-
-/* Does x use the variable b? */
-static bool mentions(const FeExpr *x, const FeBinding *b) {
-    if (!x) { return false; }
-    if (x->kind == FE_EX_NAME && x->bind == b) { return true; }
-    if (mentions(x->a, b) || mentions(x->b, b) || (x->c != x->a && mentions(x->c, b)) || mentions(x->idx[0], b) ||
-        mentions(x->idx[1], b)) {
-        return true;
-    }
-    for (int i = 0; i < x->nargs; i++) {
-        if (mentions(x->args[i], b)) { return true; }
-    }
-    return false;
-}
-
-/* Is x a reduction of one whole 1-D array (sum(v), argmax(v), reduce(op, ne, v))? */
-static bool is_whole_reduction(const FeExpr *x) {
-    if (x->kind != FE_EX_CALL || x->axis >= 0) { return false; }
-    switch (x->builtin) {
-    case FE_B_SUM: case FE_B_PROD: case FE_B_MIN: case FE_B_MAX: case FE_B_ALL: case FE_B_ANY:
-    case FE_B_ARGMIN: case FE_B_ARGMAX: return x->nargs == 1;
-    case FE_B_REDUCE: return x->nargs == 3;
-    default: return false;
-    }
-}
-
-/* Reads A[i0, i1] of a 2-D array of shape [w0][w1] in e as parameters of a
- * map over that shape (A an input, as a lifted operation has it: fusion
- * then reads it the way RED(A, 1) does, vector loads included). */
-static IrExpr *reads_as_params(Lower *L, IrExpr *e, IrValue *w0, IrValue *w1, Ins *in) {
-    if (!e) { return NULL; }
-    if (e->kind == IR_E_READ && e->val->rank == 2 && same_size(e->val->dims[0], w0) && same_size(e->val->dims[1], w1) &&
-        e->a[0] && e->a[0]->kind == IR_E_IDX && e->a[0]->index == 0 && e->a[1] && e->a[1]->kind == IR_E_IDX &&
-        e->a[1]->index == 1) {
-        int k = add_in(L, in, e->val);
-        return ir_e_param(L->m, e->val->elem, k);
-    }
-    IrExpr *a0 = reads_as_params(L, e->a[0], w0, w1, in);
-    IrExpr *a1 = reads_as_params(L, e->a[1], w0, w1, in);
-    IrExpr *a2 = reads_as_params(L, e->a[2], w0, w1, in);
-    if (a0 == e->a[0] && a1 == e->a[1] && a2 == e->a[2]) { return e; }
-    IrExpr *r = ir_alloc(L->m->arena, sizeof *r);
-    *r = *e;
-    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
-    r->tree = 0;
-    return r;
-}
-
-/* e with the index dimensions 0 and 1 exchanged (the 2-D map transposed). */
-static IrExpr *swap_idx(Lower *L, IrExpr *e) {
-    if (!e) { return NULL; }
-    if (e->kind == IR_E_IDX) { return ir_e_idx(L->m, 1 - e->index); }
-    IrExpr *a0 = swap_idx(L, e->a[0]), *a1 = swap_idx(L, e->a[1]), *a2 = swap_idx(L, e->a[2]);
-    if (a0 == e->a[0] && a1 == e->a[1] && a2 == e->a[2]) { return e; }
-    IrExpr *r = ir_alloc(L->m->arena, sizeof *r);
-    *r = *e;
-    r->a[0] = a0; r->a[1] = a1; r->a[2] = a2;
-    r->tree = 0;
-    return r;
-}
-
-/* `for i in n => RED(row)`, the row an array computed from row i (A[i, :],
- * A[i, :] * w, zip(A[i, :], B[i, :]), ...) as a virtual array of a length
- * that does not depend on i and reading rows A[i, j] of a 2-D A[n][len]:
- * the rows materialised as one 2-D map [n][len] over A (fused into the
- * reduction later) and reduced along axis 1, the IR's row reduction that
- * RED(A, 1) is, rather than a fold in each element. NULL when arr is not
- * such a row. */
-static LVal *row_reduction(Lower *L, FeExpr *red, const FeBinding *row_var, LVal *arr, IrValue *w0, Env *env, int line) {
-    IrModule *m = L->m;
-    int n;
-    LVal **rows = flat(L, arr, &n);
-    for (int k = 0; k < n; k++) {
-        if (rows[k]->kind != LV_VARR || !invariant(rows[k]->len)) { return NULL; }
-    }
-    /* the reduction's operator and neutral element are one for all rows */
-    if (red->builtin == FE_B_REDUCE && (mentions(red->args[0], row_var) || mentions(red->args[1], row_var))) { return NULL; }
-    IrValue *w1 = to_value(L, ir_e_cast(m, IR_I64, rows[0]->len), line);
-    IrExpr **res = ir_alloc(m->arena, sizeof *res * (size_t)(n + 1));
-    Ins in = { 0 };
-    for (int k = 0; k < n; k++) {
-        res[k] = reads_as_params(L, subst_loopvar(L, rows[k]->body, rows[k]->var, ir_e_idx(m, 1)), w0, w1, &in);
-    }
-    /* `for j in m => sum(A[:, j])` reads only columns: the same reduction
-     * over A's own layout along axis 0 (sum(A, 0)), whose reads are
-     * coalesced, rather than over rows of the transpose */
-    Ins cols = { 0 };
-    IrExpr **cres = ir_alloc(m->arena, sizeof *cres * (size_t)(n + 1));
-    for (int k = 0; k < n && !in.nins; k++) {
-        IrExpr *body = subst_loopvar(L, rows[k]->body, rows[k]->var, ir_e_idx(m, 1));
-        cres[k] = reads_as_params(L, swap_idx(L, body), w1, w0, &cols);
-    }
-    if (!in.nins && !cols.nins) {
-        return NULL; /* no row or column of a 2-D array (a histogram's map over x): a fold in each element */
-    }
-    bool by_cols = !in.nins && cols.nins;
-    if (by_cols) {
-        in = cols;
-        res = cres;
-    }
-    IrValue *d0 = by_cols ? w1 : w0, *d1 = by_cols ? w0 : w1;
-    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, IR_AOP_map2d, line);
-    s->rank = 2;
-    s->w[0] = d0;
-    s->w[1] = d1;
-    s->nins = in.nins;
-    s->ins = in.ins;
-    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
-    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
-    s->map = ir_lambda_new(m, in.nins, pt, n);
-    LVal **whole = ir_alloc(m->arena, sizeof *whole * (size_t)(n + 1));
-    for (int k = 0; k < n; k++) {
-        s->map->res[k] = res[k];
-        IrValue *o = ir_value_new(m, L->e, rows[k]->elem, 2, d0, d1);
-        ir_stmt_add_out(m, s, o);
-        whole[k] = lv_array(L, o);
-    }
-    int at = 0;
-    return reduce_lval(L, red, rebuild(L, arr, whole, &at), by_cols ? 0 : 1, env);
-}
-
-static LVal *lower_scan(Lower *L, FeExpr *x, Env *env) {
-    IrModule *m = L->m;
-    FeBuiltin b = x->builtin;
-    bool cumsum = b == FE_B_CUMSUM;
-    FeExpr *arr_x = cumsum ? x->args[0] : x->args[2];
-    LVal *arr = lower(L, arr_x, env);
-    Ins in = { 0 };
-    IrValue *w = NULL;
-    collect_arrays(L, arr, &in, &w, x->loc);
-    if (!in.nins) { return arr; }
-    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, b == FE_B_EXSCAN ? IR_AOP_exscan : IR_AOP_scan, x->loc.line);
-    s->w[0] = w;
-    s->ins = in.ins;
-    s->nins = in.nins;
-    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
-    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
-    s->map = ir_lambda_new(m, in.nins, pt, in.nins);
-    for (int i = 0; i < in.nins; i++) { s->map->res[i] = ir_e_param(m, pt[i], i); }
-    IrOperator op;
-    if (cumsum) {
-        op = ir_operator_binop(m, IR_BIN_add, pt[0], false);
-    } else {
-        LVal *f = func_value(L, x->args[0], env);
-        LVal *ne = lower(L, x->args[1], env);
-        op = make_operator(L, f, ne, arr_x->type->elem, x->loc);
-        op.exclusive = b == FE_B_EXSCAN;
-    }
-    s->scans = ir_alloc(m->arena, sizeof *s->scans);
-    s->scans[0] = op;
-    s->nscans = 1;
-    return outs_like(L, s, x->type, w, NULL, 1);
-}
-
-static LVal *lower_map(Lower *L, FeExpr *x, Env *env) {
-    IrModule *m = L->m;
-    LVal *f = func_value(L, x->args[0], env);
-    int narr = x->nargs - 1;
-    LVal **arrs = ir_alloc(m->arena, sizeof *arrs * (size_t)(narr + 1));
-    bool inv = true;
-    for (int i = 0; i < narr; i++) {
-        arrs[i] = lower(L, x->args[1 + i], env);
-        if (!lv_invariant(arrs[i])) { inv = false; }
-    }
-    if (!inv) {
-        /* a map inside a lambda over virtual arrays: a virtual array */
-        int var = L->next_var++;
-        LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(narr + 1));
-        IrExpr *len = NULL;
-        for (int i = 0; i < narr; i++) {
-            LVal *va = as_varr(L, arrs[i]);
-            if (!va) { lerr(L, x->loc, "internal: unsupported map inside a lambda"); return arrs[i]; }
-            el[i] = lv_scalar(L, subst_loopvar(L, va->body, va->var, ir_e_loopvar(m, var)));
-            if (!len) { len = va->len; }
-        }
-        LVal *r = apply(L, f, el, narr, x->loc);
-        LVal *v = lv_new(L, LV_VARR);
-        v->var = var; v->len = len; v->body = scalar_of(L, r, x->loc); v->elem = v->body->ty;
-        return v;
-    }
-    /* Does the function capture values of an enclosing lambda or
-     * comprehension (its index, its parameters)?  Then this map cannot be a
-     * statement of its own: it is a virtual array over the inputs. */
-    if (narr == 1 && arrs[0]->kind == LV_ARRAY && arrs[0]->arr->rank == 1) {
-        int var = L->next_var++;
-        LVal *el = lv_scalar(L, ir_e_read(m, arrs[0]->arr, ir_e_loopvar(m, var), NULL));
-        LVal *r = apply(L, f, &el, 1, x->loc);
-        if (r->kind == LV_SCALAR &&
-            !invariant(subst_loopvar(L, r->x, var, ir_e_const_i(m, IR_I64, 0)))) {
-            LVal *v = lv_new(L, LV_VARR);
-            v->var = var;
-            v->len = ir_e_free(m, arrs[0]->arr->dims[0]);
-            v->body = r->x;
-            v->elem = r->x->ty;
-            return v;
-        }
-    }
-    Ins in = { 0 };
-    IrValue *w = NULL;
-    int k = 0;
-    LVal **params = ir_alloc(m->arena, sizeof *params * (size_t)(narr + 1));
-    for (int i = 0; i < narr; i++) { collect_arrays(L, arrs[i], &in, &w, x->loc); }
-    /* element parameters with each argument's structure (leaves now arrays) */
-    k = 0;
-    for (int i = 0; i < narr; i++) {
-        int n = count_leaves(arrs[i]);
-        LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
-        for (int j = 0; j < n; j++) { el[j] = lv_scalar(L, ir_e_param(m, in.ins[k]->elem, k)); k++; }
-        int at = 0;
-        params[i] = rebuild(L, arrs[i], el, &at);
-    }
-    int rank = in.nins ? in.ins[0]->rank : 1;
-    IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
-    s->rank = rank;
-    s->w[0] = w;
-    if (rank == 2) { s->w[1] = in.ins[0]->dims[1]; }
-    s->ins = in.ins;
-    s->nins = in.nins;
-    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(in.nins + 1));
-    for (int i = 0; i < in.nins; i++) { pt[i] = in.ins[i]->elem; }
-    /* the statement must come after anything the body creates: lower the
-     * body first, then move the statement to the end */
-    LVal *r = apply(L, f, params, narr, x->loc);
-    int n;
-    LVal **rl = flat(L, r, &n);
-    s->map = ir_lambda_new(m, in.nins, pt, n);
-    for (int i = 0; i < n; i++) { s->map->res[i] = scalar_of(L, rl[i], x->loc); }
-    ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
-    return outs_like(L, s, x->type, s->w[0], s->w[1], rank);
-}
-
-static LVal *lower_filter(Lower *L, FeExpr *x, Env *env) {
-    IrModule *m = L->m;
-    LVal *f = func_value(L, x->args[0], env);
-    LVal *arr = lower(L, x->args[1], env);
-    Ins in = { 0 };
-    IrValue *w = NULL;
-    collect_arrays(L, arr, &in, &w, x->loc);
-    int n = count_leaves(arr);
-    LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
-    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(n + 1));
-    for (int j = 0; j < n; j++) { pt[j] = in.ins[j]->elem; el[j] = lv_scalar(L, ir_e_param(m, pt[j], j)); }
-    int at = 0;
-    LVal *param = rebuild(L, arr, el, &at);
-    IrStmt *s = ir_stmt_new(m, L->e, IR_S_FILTER, IR_AOP_filter, x->loc.line);
-    LVal *pred = apply(L, f, &param, 1, x->loc);
-    ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
-    s->w[0] = w;
-    s->ins = in.ins;
-    s->nins = in.nins;
-    s->map = ir_lambda_new(m, n, pt, n + 1);
-    s->map->res[0] = scalar_of(L, pred, x->loc);
-    for (int j = 0; j < n; j++) { s->map->res[1 + j] = ir_e_param(m, pt[j], j); }
-    /* outs: the kept arrays, then their count */
-    IrValue *cnt = ir_value_new(m, L->e, IR_I64, 0, NULL, NULL);
-    LVal **outl = ir_alloc(m->arena, sizeof *outl * (size_t)(n + 1));
-    for (int j = 0; j < n; j++) {
-        IrValue *o = ir_value_new(m, L->e, pt[j], 1, cnt, NULL);
-        ir_stmt_add_out(m, s, o);
-        outl[j] = lv_array(L, o);
-    }
-    ir_stmt_add_out(m, s, cnt);
-    at = 0;
-    return rebuild(L, arr, outl, &at);
-}
-
-static LVal *lower_scatter(Lower *L, FeExpr *x, Env *env) {
-    IrModule *m = L->m;
-    LVal *dest = lower(L, x->args[0], env);
-    LVal *idx = lower(L, x->args[1], env);
-    LVal *vals = lower(L, x->args[2], env);
-    IrValue *iv = need_array(L, idx, x->loc.line);
-    int nd, nv;
-    LVal **dl = flat(L, dest, &nd);
-    LVal **vl = flat(L, vals, &nv);
-    LVal **outl = ir_alloc(m->arena, sizeof *outl * (size_t)(nd + 1));
-    for (int j = 0; j < nd && j < nv; j++) {
-        IrValue *dv = need_array(L, dl[j], x->loc.line), *vv = need_array(L, vl[j], x->loc.line);
-        if (!dv || !vv || !iv) { lerr(L, x->loc, "internal: scatter arguments"); return dest; }
-        IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCATTER, IR_AOP_scatter, x->loc.line);
-        s->w[0] = iv->dims[0];
-        s->dest = dv;
-        s->nins = 2;
-        s->ins = ir_alloc(m->arena, sizeof *s->ins * 2);
-        s->ins[0] = iv; s->ins[1] = vv;
-        IrScalar pt[2] = { iv->elem, vv->elem };
-        s->map = ir_lambda_new(m, 2, pt, 2);
-        s->map->res[0] = ir_e_cast(m, IR_I64, ir_e_param(m, pt[0], 0));
-        s->map->res[1] = ir_e_param(m, pt[1], 1);
-        IrValue *o = ir_value_new(m, L->e, dv->elem, 1, dv->dims[0], NULL);
-        ir_stmt_add_out(m, s, o);
-        outl[j] = lv_array(L, o);
-    }
-    int at = 0;
-    return rebuild(L, dest, outl, &at);
 }
 
 /* A top-level "for" comprehension (1-D or 2-D). */
@@ -1080,56 +582,7 @@ static LVal *lower_call(Lower *L, FeExpr *x, Env *env) {
         for (int i = 0; i < x->nargs; i++) { args[i] = lower(L, x->args[i], env); }
         return apply(L, &f, args, x->nargs, x->loc);
     }
-    switch (x->builtin) {
-    case FE_B_MAP: return lower_map(L, x, env);
-    case FE_B_REDUCE: case FE_B_SUM: case FE_B_PROD: case FE_B_MIN: case FE_B_MAX:
-    case FE_B_ALL: case FE_B_ANY: case FE_B_ARGMIN: case FE_B_ARGMAX:
-        return lower_reduce_builtin(L, x, env);
-    case FE_B_SCAN: case FE_B_EXSCAN: case FE_B_CUMSUM: return lower_scan(L, x, env);
-    case FE_B_FILTER: return lower_filter(L, x, env);
-    case FE_B_SCATTER: return lower_scatter(L, x, env);
-    case FE_B_ZIP: {
-        LVal *t = lv_tuple(L, x->nargs);
-        for (int i = 0; i < x->nargs; i++) { t->elems[i] = lower(L, x->args[i], env); }
-        return t;
-    }
-    case FE_B_UNZIP: return lower(L, x->args[0], env);
-    case FE_B_COL: return lower(L, x->args[0], env);
-    case FE_B_IOTA: case FE_B_REPLICATE: {
-        LVal *nv = lower(L, x->args[0], env);
-        IrExpr *n = scalar_of(L, nv, x->loc);
-        IrValue *w = to_value(L, ir_e_cast(m, IR_I64, n), x->loc.line);
-        IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->builtin == FE_B_IOTA ? IR_AOP_iota : IR_AOP_replicate, x->loc.line);
-        s->w[0] = w;
-        if (x->builtin == FE_B_IOTA) {
-            s->map = ir_lambda_new(m, 0, NULL, 1);
-            s->map->res[0] = ir_e_cast(m, sc(x->type), ir_e_idx(m, 0));
-        } else {
-            LVal *v = lower(L, x->args[1], env);
-            ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
-            int k;
-            LVal **vl = flat(L, v, &k);
-            s->map = ir_lambda_new(m, 0, NULL, k);
-            for (int i = 0; i < k; i++) { s->map->res[i] = scalar_of(L, vl[i], x->loc); }
-        }
-        return outs_like(L, s, x->type, w, NULL, 1);
-    }
-    case FE_B_LENGTH: case FE_B_ROWS: case FE_B_COLS: {
-        LVal *a = lower(L, x->args[0], env);
-        int n;
-        LVal **al = flat(L, a, &n);
-        if (al[0]->kind == LV_VARR) { return lv_scalar(L, al[0]->len); }
-        if (al[0]->kind != LV_ARRAY) { lerr(L, x->loc, "internal: length of a non-array"); return a; }
-        IrValue *d = al[0]->arr->dims[x->builtin == FE_B_COLS ? 1 : 0];
-        return lv_scalar(L, ir_e_cast(m, sc(x->type), ir_e_free(m, d)));
-    }
-    default: break;
-    }
-    /* scalar math builtins, lifted or not */
-    if (x->lifted) { return lifted(L, x, x->args, x->nargs, env); }
-    IrExpr *a[3] = { 0 };
-    for (int i = 0; i < x->nargs && i < 3; i++) { a[i] = scalar_of(L, lower(L, x->args[i], env), x->loc); }
-    return lv_scalar(L, scalar_op(L, x, a, x->nargs));
+    return lower_builtin_call(L, x, env);
 }
 
 static LVal *lower_index(Lower *L, FeExpr *x, Env *env) {
@@ -1265,7 +718,7 @@ static LVal *lower_expr(Lower *L, FeExpr *x, Env *env);
 /* Lower x. A value used twice is shared, so lets that each use the previous
  * one twice double the expanded expression: past IR_MAX_EXPR_TREE operations
  * that is an error, rather than passes that walk trees taking forever. */
-static LVal *lower(Lower *L, FeExpr *x, Env *env) {
+LVal *lower(Lower *L, FeExpr *x, Env *env) {
     LVal *v = lower_expr(L, x, env);
     if (v && lv_too_big(v)) {
         lerr(L, x->loc, "this expression is too large once its shared values are expanded (more than 20000 operations)");

@@ -19,7 +19,7 @@
  *            registers); columns: a thread per column
  *   matmul   128 threads computing a tile of the result whose edge is 2 x @tile
  *            rounded up to a power of two, 16 to 64 (@tile 32 by default: 64),
- *            the k loop of a slice written out whole (backend/emit_cuda.c)
+ *            the k loop of a slice written out whole (backend/cuda/matmul.c)
  * The unroll factor divides the items per thread; the emitters write the
  * unrolled copies out in the text.
  */
@@ -155,7 +155,7 @@ void ir_to_kernels(IrModule *m) {
                 if (same) { vec = 16 / ir_scalar_size(s->ins[0]->elem); }
                 /* a post over 16-byte vectors keeps the row in registers and
                  * a stash in shared memory: at most 256 threads, so that two
-                 * blocks fit an SM (backend/emit_cuda.c, grep "ROW STASH") */
+                 * blocks fit an SM (backend/cuda/rows.c, grep "ROW STASH") */
                 if (k.vectorize && s->post) { k.block = 256; }
                 break;
             }

@@ -1,0 +1,117 @@
+/* cuda_emit.h: what the files of the CUDA C backend (backend/cuda/) share:
+ * the emit context CuEmit, the kernel parameter list, and the helpers one
+ * kernel kind's file calls from another's.  Internal to backend/cuda/: the
+ * rest of the compiler sees be_emit_cuda and be_cuda_host_entries
+ * (backend.h).  Each file says at its top what it owns; emit.c has the
+ * kernel kind -> emit function table and the order of the output. */
+#ifndef GPUC_BACKEND_CUDA_EMIT_H
+#define GPUC_BACKEND_CUDA_EMIT_H
+
+#include "backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    BeBuf *b;
+    BeExprCtx x;
+    IrModule *m;
+    IrEntry *e;
+} CuEmit;
+
+/* The C type of a scalar. */
+static inline const char *ct(IrScalar t) { return ir_scalar_ctype(t); }
+
+/* ---- kernel parameters ---- */
+typedef struct {
+    int n, cap;
+    char **decl;   /* in the kernel signature */
+    char **arg;    /* at the launch site (host launcher) */
+    IrValue **vals; int nvals, capvals;  /* values already passed */
+} KParams;
+
+/* The stash: when a block holds a row for a post, the row's vectors beyond
+ * the registers' `items` per lane go to dynamic shared memory (extern
+ * __shared__ gpuc_stash, g_sv vectors per lane and input, sized by the host
+ * launcher from the row length) as phase 1 reads them, and phase 2 reads
+ * them from there instead of global memory; vectors beyond the stash (rows
+ * longer than registers + stash) are read twice from global memory as
+ * before.  Lane l's vectors l + u * g_tpr go to slots l + (u - items) *
+ * g_tpr, so every thread reads back only what it wrote (no barrier) and a
+ * warp's 16-byte accesses are consecutive (no bank conflicts).
+ * grep "ROW STASH" if you change these: the launcher sizes the stash. */
+#define ROW_STASH_LANE_BYTES 384     /* at most 24 vectors of 16 bytes per thread, all inputs */
+#define ROW_STASH_BLOCK_BYTES 98304  /* at most 96 KiB a block: two blocks and their static shared memory fit in sm_90's 228 KiB */
+
+typedef struct {
+    bool on;  /* the kernel has a stash: a post, 16-byte vectors */
+    int fs;   /* vectors per lane and input in flight while phase 1 fills it */
+    int fr;   /* vectors per lane and input read from it at a time (sum, post) */
+    int sv;   /* the most vectors per lane and input it holds */
+} RowStash;
+
+/* combine.c: a counter naming each kernel's shared arrays apart, reset
+ * per file by be_emit_cuda. */
+extern int shared_id;
+
+/* signature.c */
+void kp_add(CuEmit *c, KParams *p, const char *decl, const char *arg);
+void kp_free(KParams *p);
+void stmt_params(CuEmit *c, IrStmt *s, KParams *p);
+void signature_min(CuEmit *c, IrKernel *k, KParams *p, int min_blocks);
+void signature(CuEmit *c, IrKernel *k, KParams *p);
+void kernel_comment(CuEmit *c, IrKernel *k);
+
+/* element.c */
+const char **load_params(CuEmit *c, IrStmt *s, const char *at);
+void apply_op(CuEmit *c, IrOperator *op, char **dst, const char *const *a, const char *const *b, bool declare);
+char **names(CuEmit *c, const char *fmt, int a, int n);
+void declare_ne(CuEmit *c, IrOperator *op, char **acc);
+char ***acc_names(CuEmit *c, IrStmt *s);
+void acc_free(IrStmt *s, char ***racc);
+const char **map_body(CuEmit *c, IrStmt *s, const char *at);
+void element(CuEmit *c, IrStmt *s, const char **res, const char *at, char ***racc);
+void map_element(CuEmit *c, IrStmt *s, char ***racc);
+const char *width_expr(CuEmit *c, IrStmt *s);
+void segred_element(CuEmit *c, IrStmt *s, const char *cols, char ***racc);
+
+/* combine.c */
+void block_reduce(CuEmit *c, IrStmt *s, char ***racc, int block);
+
+/* stride.c */
+void stride_loops(CuEmit *c, IrKernel *k, char ***racc);
+
+/* map.c */
+void emit_map(CuEmit *c, IrKernel *k);
+
+/* reduce.c */
+void emit_reduce(CuEmit *c, IrKernel *k);
+
+/* scan.c */
+IrScalar *scan_types(IrStmt *s, int *W);
+int scan_word_bytes(const IrScalar *wt, int W);
+void emit_scan(CuEmit *c, IrKernel *k);
+
+/* rows.c */
+RowStash row_stash(const IrKernel *k);
+int row_static_shared(const IrKernel *k);
+void emit_segred_row(CuEmit *c, IrKernel *k);
+
+/* cols.c */
+void emit_segred_col(CuEmit *c, IrKernel *k);
+
+/* scatter.c */
+void emit_scatter_kernel(CuEmit *c, IrKernel *k);
+
+/* matmul.c */
+void emit_matmul(CuEmit *c, IrKernel *k);
+
+/* launch.c */
+void host_array_entry(CuEmit *c, IrEntry *e);
+void cuda_host_into_entries(BeBuf *b, IrModule *m);
+
+/* prelude.c */
+void nvcc_host_prelude(BeBuf *b);
+void cuda_device_prelude(BeBuf *b);
+
+#endif

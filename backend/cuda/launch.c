@@ -1,0 +1,558 @@
+/* launch.c: the host launchers: gpuc_dev_NAME (device pointers in and
+ * out), gpuc_dev_NAME_into (caller-allocated results) and, under
+ * GPUC_MAIN, gpuc_entry_NAME on host arrays.  One host statement per
+ * kernel (host_stmt): allocations, grid sizes and launches, written over
+ * the gpuc_h_* host interface that a prelude implements (prelude.c for
+ * nvcc, backend/emit_program.c for the gpuc runtime). */
+#include "cuda_emit.h"
+
+/* ---- host launchers ----
+ * The device-level entry gpuc_dev_NAME(GpucHost *gpuc_h, sizes, params, outs)
+ * is written once, over a small host interface that two preludes implement:
+ * the CUDA runtime API for nvcc (--emit=cuda with GPUC_CUDA_HOST; GpucHost *
+ * is then a cudaStream_t) and the gpuc runtime for executables and
+ * libraries (backend/emit_program.c). The interface, all returning 0 or an
+ * error code unless noted:
+ *   gpuc_h_alloc(h, &p, bytes)  gpuc_h_free(h, p)  gpuc_h_mark(h)  gpuc_h_release(h, mark)
+ *   gpuc_h_zero(h, p, bytes)    gpuc_h_d2d / gpuc_h_d2h / gpuc_h_h2d(h, dst, src, bytes)
+ *   gpuc_h_launch(h, GPUC_KERNEL(name), grid_x, grid_y, block, shared, args)
+ *     (shared: bytes of dynamic shared memory, 0 but for the row kernels'
+ *     stash; over 48 KiB the kernel opts in once, by either implementation)
+ *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_shared_max(h) (the shared memory
+ *   a block may opt into, bytes)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
+ *   (blocks of the kernel that fit on one multiprocessor)  gpuc_h_oob(h, &hit, at) (fetch and clear
+ *   the device's out-of-bounds record)  gpuc_h_status(h) (a failed host read)
+ *   gpuc_dread(h, p, i, n, j, m) (one element of a device array)
+ * GPUC_TRY(x) returns x's error after releasing every device block this call
+ * allocated (gpuc_h_release to the mark taken on entry), so a failed call
+ * leaks nothing. An index out of bounds makes the entry return -1. */
+static const char *count_of(CuEmit *c, const IrValue *v) {
+    if (v->rank == 1) { return be_strf(&c->x, "%s", be_vname(v->dims[0])); }
+    return be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]));
+}
+
+/* A launch of `block` threads per block and `shared` bytes of dynamic
+ * shared memory (expressions). */
+static void launch_block(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy, const char *block, const char *shared) {
+    BeBuf *b = c->b;
+    be_printf(b, "%*s{ void *g_args[] = { ", b->indent * 4, "");
+    for (int i = 0; i < p->n; i++) { be_printf(b, "%s(void *)&%s", i ? ", " : "", p->arg[i]); }
+    if (!p->n) { be_printf(b, "NULL"); }
+    be_printf(b, " };\n");
+    be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %s, %s, g_args)); }", k->name, gx, gy, block, shared);
+}
+
+static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy) {
+    launch_block(c, k, p, gx, gy, be_strf(&c->x, "%d", k->block), "0");
+}
+
+/* `if (cond) { launch }` */
+static void launch_if(CuEmit *c, IrKernel *k, KParams *p, const char *cond, const char *gx, const char *gy) {
+    be_line(c->b, "if (%s) {", cond);
+    c->b->indent++;
+    launch(c, k, p, gx, gy);
+    c->b->indent--;
+    be_line(c->b, "}");
+}
+
+/* A grid-stride kernel over n elements, per_block of them per block: as many
+ * blocks as needed up to 32 per multiprocessor, none when n is 0. */
+static void grid_stride_launch(CuEmit *c, IrKernel *k, KParams *p, const char *n, int per_block) {
+    be_line(c->b, "const int64_t g_blocks = (%s + %d) / %d;", n, per_block - 1, per_block);
+    be_line(c->b, "const unsigned g_grid = (unsigned)(g_blocks < (int64_t)gpuc_h_sms(gpuc_h) * 32 ? g_blocks : (int64_t)gpuc_h_sms(gpuc_h) * 32);");
+    launch_if(c, k, p, be_strf(&c->x, "%s > 0", n), "g_grid", "1");
+}
+
+/* Declare a device array `T *name` of count elements (count may be 0). */
+static void dalloc(CuEmit *c, const char *t, const char *name, const char *count) {
+    be_line(c->b, "%s *%s = NULL;", t, name);
+    be_line(c->b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&%s, (size_t)(%s) * sizeof(%s)));", name, count, t);
+}
+
+/* While emitting gpuc_dev_NAME_into: results go to arrays the caller
+ * allocated (their sizes follow from the parameters). */
+static bool host_into;
+
+/* In host_into mode, the result number whose caller array the statement
+ * output v is written to directly (its first occurrence among the results,
+ * not a parameter), else -1. */
+static int into_result(IrEntry *e, const IrValue *v) {
+    if (!host_into || !v->rank || v->is_param) { return -1; }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i] == v) { return i; }
+    }
+    return -1;
+}
+
+/* In host_into mode, the result number of a scalar statement output v that
+ * stays on the device: a result of the entry that no statement reads, so
+ * the kernel writes it straight into the caller's device scalar and the
+ * launcher does not wait for it. Else -1. */
+static int device_scalar_result(IrEntry *e, const IrValue *v) {
+    if (!host_into || v->rank || v->is_param) { return -1; }
+    bool by_reduce = false;
+    for (int i = 0; i < e->nkernels; i++) { by_reduce = by_reduce || (e->kernels[i].kind == IR_K_REDUCE && e->kernels[i].stmt == v->def); }
+    if (!by_reduce) { return -1; }
+    int first = -1, times = 0;
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i] == v) { times++; if (first < 0) { first = i; } }
+    }
+    return first >= 0 && v->nuses == times ? first : -1;
+}
+
+static void host_stmt(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    be_line(b, "/* %s:%d: %s */", c->m->file, s->line, k->name);
+    if (k->kind == IR_K_HOST) {
+        if (s->nouts == 1 && s->outs[0]->has_const && !s->outs[0]->name) {
+            return;
+        }
+        const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+        c->x.host_reads = true;
+        be_lambda(&c->x, s->map, NULL, res);
+        c->x.host_reads = false;
+        for (int o = 0; o < s->nouts; o++) { be_line(b, "const %s %s = %s;", ct(s->outs[o]->elem), be_vname(s->outs[o]), res[o]); }
+        free(res);
+        be_line(b, "GPUC_TRY(gpuc_h_status(gpuc_h));");
+        return;
+    }
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    /* outputs */
+    for (int o = 0; o < s->nouts; o++) {
+        IrValue *v = s->outs[o];
+        int r = s->kind == IR_S_FILTER ? -1 : into_result(c->e, v);
+        if (v->rank && r >= 0) {
+            be_line(b, "%s *%s = out%d; /* the caller's result array */", ct(v->elem), be_vname(v), r);
+        } else if (v->rank) {
+            dalloc(c, ct(v->elem), be_vname(v), s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v));
+        } else if (device_scalar_result(c->e, v) >= 0) {
+            be_line(b, "%s *%s_d = out%d; /* the caller's device scalar */", ct(v->elem), be_vname(v), device_scalar_result(c->e, v));
+        } else {
+            be_line(b, "%s %s;", ct(v->elem), be_vname(v));
+            dalloc(c, ct(v->elem), be_strf(&c->x, "%s_d", be_vname(v)), "1");
+        }
+    }
+    const char *n = s->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])) : be_strf(&c->x, "%s", be_vname(s->w[0]));
+    be_line(b, "{");
+    b->indent++;
+    switch (k->kind) {
+    case IR_K_MAP: {
+        grid_stride_launch(c, k, &p, n, k->block * k->items);
+        break;
+    }
+    case IR_K_REDUCE: {
+        IrStmt *st = s;
+        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
+        /* at most one wave: the blocks that fit on the device at once (a
+         * partial second wave would leave the multiprocessors part-idle) */
+        be_line(b, "int g_fit = 1;");
+        be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", k->name, k->block);
+        be_line(b, "const int64_t g_wave = (int64_t)gpuc_h_sms(gpuc_h) * g_fit;");
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 1 ? 1 : g_blocks < g_wave ? g_blocks : g_wave);");
+        for (int r = 0; r < st->nreds; r++) {
+            for (int j = 0; j < st->reds[r].arity; j++) {
+                dalloc(c, ct(st->reds[r].op->ptypes[j]), be_strf(&c->x, "g_part%d_%d", r, j), "g_grid");
+            }
+        }
+        be_line(b, "unsigned int *g_done = NULL;  /* zero; the kernel's last block sets it to zero again */");
+        be_line(b, "GPUC_TRY(gpuc_h_counter(gpuc_h, &g_done));");
+        for (int r = 0; r < st->nreds; r++) {
+            for (int j = 0; j < st->reds[r].arity; j++) { kp_add(c, &p, "", be_strf(&c->x, "g_part%d_%d", r, j)); }
+        }
+        kp_add(c, &p, "", "g_done");
+        launch(c, k, &p, "g_grid", "1");
+        for (int r = 0; r < st->nreds; r++) {
+            for (int j = 0; j < st->reds[r].arity; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_part%d_%d);", r, j); }
+        }
+        break;
+    }
+    case IR_K_SCAN: case IR_K_FILTER: {
+        bool filter = k->kind == IR_K_FILTER;
+        int W;
+        IrScalar *wt = scan_types(s, &W);
+        const int word = scan_word_bytes(wt, W);
+        be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
+        be_line(b, "if (g_ntiles > 0) {");
+        b->indent++;
+        /* the status words (or flags), zeroed: no tile has published yet */
+        const char *st = word ? "g_words" : "g_flags";
+        if (word) {
+            const char *nw = word == 8 ? "g_ntiles" : "2 * g_ntiles";  /* 8-byte halves of the words */
+            dalloc(c, "unsigned long long", "g_words", nw);
+            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_words, (size_t)(%s) * sizeof(unsigned long long)));", nw);
+        } else {
+            dalloc(c, "int", "g_flags", "g_ntiles");
+            be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_flags, (size_t)g_ntiles * sizeof(int)));");
+            for (int j = 0; j < W; j++) {
+                dalloc(c, ct(wt[j]), be_strf(&c->x, "g_agg%d", j), "g_ntiles");
+                dalloc(c, ct(wt[j]), be_strf(&c->x, "g_incl%d", j), "g_ntiles");
+            }
+        }
+        kp_add(c, &p, "", st);
+        for (int j = 0; !word && j < W; j++) {
+            kp_add(c, &p, "", be_strf(&c->x, "g_agg%d", j));
+            kp_add(c, &p, "", be_strf(&c->x, "g_incl%d", j));
+        }
+        launch(c, k, &p, "(unsigned)g_ntiles", "1");
+        be_line(b, "gpuc_h_free(gpuc_h, %s);", st);
+        for (int j = 0; !word && j < W; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_agg%d);", j); be_line(b, "gpuc_h_free(gpuc_h, g_incl%d);", j); }
+        free(wt);
+        b->indent--;
+        if (filter) {
+            be_line(b, "} else {");
+            be_line(b, "    GPUC_TRY(gpuc_h_zero(gpuc_h, %s_d, sizeof(int64_t)));", be_vname(s->outs[s->nouts - 1]));
+        }
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_SCATTER: {
+        const char *dn = count_of(c, s->dest);
+        be_line(b, "if (%s > 0) {", dn);
+        be_line(b, "    GPUC_TRY(gpuc_h_d2d(gpuc_h, %s, %s, (size_t)(%s) * sizeof(%s)));", be_vname(s->outs[0]), be_vname(s->dest), dn, ct(s->outs[0]->elem));
+        be_line(b, "}");
+        grid_stride_launch(c, k, &p, n, k->block);
+        break;
+    }
+    case IR_K_SEGRED_ROW: {
+        /* threads per row from the row length: the fewest of 4, 8, 16 or 32
+         * lanes of a warp whose `items` vectors per lane hold the row (short
+         * rows: every lane's registers used, a shorter butterfly), else a
+         * block of 128 up to k->block threads: the smallest that holds the
+         * row in registers, or with a stash (grep "ROW STASH") in registers
+         * and the stash.
+         *
+         * Why the stash's sizes (sm_90; chosen by this reasoning, then
+         * measured on an H100: rows of 32768 f32 at 0.75 of the copy rate
+         * against 0.68 without the stash, docs/performance.md): these kernels take
+         * at most 128 registers a thread (__launch_bounds__(256, 2); ptxas:
+         * f32 softmax 120, f64 128, no spills), so 4 blocks of 128 threads
+         * or 2 of 256 fit an SM's 64 K registers, and 1 of 512. Long rows were at one 512-thread block
+         * per SM: its barriers (two butterflies through shared memory per
+         * row) and the turn from reading to writing left the SM without
+         * loads in flight, and half a row of 32768 f32 was read twice. So
+         * the launcher picks blocks of 128 or 256 (k->block is 256 for
+         * these kernels): registers hold 16 KB of the row per 128 threads
+         * (8 x 16 bytes each), the stash at most 24 vectors (384 bytes) a
+         * thread and 96 KiB a block, so 4 blocks of 128 (48 KiB each) or 2
+         * of 256 (96 KiB each) still fit in the 228 KiB of shared memory
+         * that registers would let in, 512 threads an SM either way, 2 or 4
+         * rows in progress at different phases. Rows of f32 up to 16384
+         * (f64 8192) take 128 threads, up to 32768 (f64 16384) 256;
+         * longer rows read the rest twice, from 256 threads. The stash
+         * fills 4 vectors a lane at a time (f64 2: 16 or 8 KB in flight per
+         * 256 threads on top of the registers' 32 KB). No carveout is set:
+         * the driver sizes each kernel's shared memory to the blocks that
+         * fit (worth a look at ncu's occupancy section). */
+        int per = k->items * k->vec, tpb0 = k->block < 256 ? k->block : 256;
+        RowStash st = row_stash(k);
+        const char *rows = be_vname(s->w[0]), *cols = be_vname(s->w[1]);
+        be_line(b, "int g_tpr = 32;");
+        be_line(b, "while (g_tpr > 4 && (int64_t)(g_tpr / 2) * %d >= %s) {", per, cols);
+        be_line(b, "    g_tpr /= 2;");
+        be_line(b, "}");
+        be_line(b, "unsigned g_tpb = %d;", tpb0);
+        if (st.on) { be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */"); }
+        be_line(b, "if (%s > (int64_t)%d) {", cols, 32 * per);
+        if (st.on) {
+            int vb = 16 * k->stmt->nins;  /* bytes of a stash vector per lane, every input */
+            be_line(b, "    /* the stash may take the device's opt-in limit less the static shared memory, at most %d bytes a block and %d a thread */",
+                    ROW_STASH_BLOCK_BYTES, ROW_STASH_LANE_BYTES);
+            be_line(b, "    const int64_t g_smax = (int64_t)gpuc_h_shared_max(gpuc_h) - %d;", row_static_shared(k));
+            be_line(b, "    for (g_tpb = %du;; g_tpb *= 2) {", k->block < 128 ? k->block : 128);
+            be_line(b, "        int64_t g_cap = (int64_t)%d * g_tpb * %d <= (int64_t)%d ? %d : (int64_t)%d / ((int64_t)g_tpb * %d);", st.sv, vb,
+                    ROW_STASH_BLOCK_BYTES, st.sv, ROW_STASH_BLOCK_BYTES, vb);
+            be_line(b, "        if (g_cap * g_tpb * %d > g_smax) {", vb);
+            be_line(b, "            g_cap = g_smax > 0 ? g_smax / ((int64_t)g_tpb * %d) : 0;", vb);
+            be_line(b, "        }");
+            be_line(b, "        g_sv = (int)g_cap;");
+            be_line(b, "        if (g_tpb >= %du || (int64_t)g_tpb * (%d + (int64_t)g_sv * %d) >= %s) {", k->block, per, k->vec, cols);
+            be_line(b, "            break;");
+            be_line(b, "        }");
+            be_line(b, "    }");
+            be_line(b, "    /* only the stash vectors the row needs */");
+            be_line(b, "    const int64_t g_need = ((%s + %d) / %d + g_tpb - 1) / g_tpb - %d;", cols, k->vec - 1, k->vec, k->items);
+            be_line(b, "    if (g_need < (int64_t)g_sv) {");
+            be_line(b, "        g_sv = g_need > 0 ? (int)g_need : 0;");
+            be_line(b, "    }");
+        } else {
+            be_line(b, "    for (g_tpb = %d; g_tpb < %du && (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, k->block, per, cols);
+            be_line(b, "    }");
+        }
+        be_line(b, "    g_tpr = (int)g_tpb;");
+        be_line(b, "}");
+        if (st.on) { be_line(b, "const unsigned g_shared = (unsigned)g_sv * g_tpb * %du;  /* the stash */", 16 * k->stmt->nins); }
+        be_line(b, "const int64_t g_rpb = (int64_t)(g_tpb / (unsigned)g_tpr);");
+        be_line(b, "const int64_t g_blocks = (%s + g_rpb - 1) / g_rpb;", rows);
+        be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 65535 * 16 ? g_blocks : 65535 * 16);");
+        kp_add(c, &p, "", "g_tpr");
+        if (st.on) { kp_add(c, &p, "", "g_sv"); }
+        be_line(b, "if (%s > 0) {", rows);
+        b->indent++;
+        launch_block(c, k, &p, "g_grid", "1", "g_tpb", st.on ? "g_shared" : "0");
+        b->indent--;
+        be_line(b, "}");
+        break;
+    }
+    case IR_K_SEGRED_COL: {
+        be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", be_vname(s->w[1]), k->block - 1, k->block);
+        launch_if(c, k, &p, "g_blocks > 0", "(unsigned)g_blocks", "1");
+        break;
+    }
+    case IR_K_MATMUL: {
+        /* column tiles on x, row tiles on y (the kernel loops over those beyond 65535) */
+        be_line(b, "const int64_t g_tn = (%s + %d) / %d;", be_vname(s->w[0]), k->tile - 1, k->tile);
+        be_line(b, "const unsigned g_gx = (unsigned)((%s + %d) / %d), g_gy = (unsigned)(g_tn < 65535 ? g_tn : 65535);",
+                be_vname(s->w[1]), k->tile - 1, k->tile);
+        launch_if(c, k, &p, be_strf(&c->x, "%s > 0 && %s > 0", be_vname(s->w[0]), be_vname(s->w[1])), "g_gx", "g_gy");
+        break;
+    }
+    case IR_K_HOST: break;
+    }
+    b->indent--;
+    be_line(b, "}");
+    /* scalar results come back to the host: later statements take them by value */
+    for (int o = 0; o < s->nouts; o++) {
+        IrValue *v = s->outs[o];
+        if (v->rank || device_scalar_result(c->e, v) >= 0) { continue; }
+        if (k->kind == IR_K_REDUCE) {
+            be_line(b, "if (%s > 0) {", n);
+            be_line(b, "    GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_d, sizeof(%s)));", be_vname(v), be_vname(v), ct(v->elem));
+            be_line(b, "} else {");
+            /* empty input: the neutral element */
+            int at = 0, idx = o - (s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s));
+            for (int r = 0; r < s->nreds; r++) {
+                for (int j = 0; j < s->reds[r].arity; j++) {
+                    if (at == idx) { be_line(b, "    %s = %s;", be_vname(v), be_expr(&c->x, s->reds[r].ne[j])); }
+                    at++;
+                }
+            }
+            be_line(b, "}");
+        } else {
+            be_line(b, "GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_d, sizeof(%s)));", be_vname(v), be_vname(v), ct(v->elem));
+        }
+        be_line(b, "gpuc_h_free(gpuc_h, %s_d);", be_vname(v));
+        be_line(b, "(void)%s;", be_vname(v));
+    }
+    kp_free(&p);
+}
+
+static bool expr_reads(const IrExpr *x) {
+    if (!x) { return false; }
+    return x->kind == IR_E_READ || expr_reads(x->a[0]) || expr_reads(x->a[1]) || expr_reads(x->a[2]);
+}
+
+static bool lambda_reads(const IrLambda *l) {
+    if (!l) { return false; }
+    for (int i = 0; i < l->nres; i++) { if (expr_reads(l->res[i])) { return true; } }
+    return false;
+}
+
+/* Does any kernel of the entry read an array by index (and so may fail)? */
+static bool entry_reads(IrEntry *e) {
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (s->dead) { continue; }
+        if (lambda_reads(s->map) || lambda_reads(s->post)) { return true; }
+    }
+    return false;
+}
+
+static bool is_result(IrEntry *e, IrValue *v, int before) {
+    for (int i = 0; i < before; i++) { if (e->results[i] == v) { return true; } }
+    return false;
+}
+
+/* Is the size v known to the caller from the arguments alone: a size
+ * variable, a constant, or an integer parameter (`n: i64` with `-> T[n]`)? */
+static bool size_known(IrEntry *e, const IrValue *v) {
+    if (v->has_const || v->is_param) { return true; }
+    for (int i = 0; i < e->nsizes; i++) {
+        if (e->sizes[i] == v) { return true; }
+    }
+    const IrStmt *s = v->def;
+    if (s && s->kind == IR_S_SCALAR && s->nouts == 1 && s->map && s->map->nres == 1) {
+        const IrExpr *x = s->map->res[0];
+        if (x->kind == IR_E_CAST) { x = x->a[0]; }
+        return x->kind == IR_E_FREE && x->val->is_param;
+    }
+    return false;
+}
+
+/* Can the caller allocate every array result before the call? */
+static bool results_known(IrEntry *e) {
+    for (int i = 0; i < e->nresults; i++) {
+        const IrValue *v = e->results[i];
+        for (int d = 0; d < v->rank; d++) {
+            if (!size_known(e, v->dims[d])) { return false; }
+        }
+    }
+    return true;
+}
+
+/* gpuc_dev_NAME_into: sizes, params, then per result `T *outI`: device
+ * memory the caller allocated, an array or one scalar. */
+static void into_signature(BeBuf *b, IrEntry *e) {
+    be_printf(b, "int gpuc_dev_%s_into(GpucHost *gpuc_h", e->name);
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", int64_t %s", be_vname(e->sizes[i])); }
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        if (v->rank) { be_printf(b, ", const %s *%s", ct(v->elem), be_vname(v)); }
+        else { be_printf(b, ", %s %s", ct(v->elem), be_vname(v)); }
+    }
+    for (int i = 0; i < e->nresults; i++) { be_printf(b, ", %s *out%d", ct(e->results[i]->elem), i); }
+    be_printf(b, ")");
+}
+
+/* gpuc_dev_NAME: the entry on device arrays. Array results are device blocks
+ * from gpuc_h_alloc that the caller frees with gpuc_h_free. With into (only
+ * when results_known), gpuc_dev_NAME_into: array results are written to the
+ * caller's device arrays. */
+static void host_entry(CuEmit *c, IrEntry *e, bool into) {
+    BeBuf *b = c->b;
+    c->e = e;
+    host_into = into;
+    if (into) {
+        be_printf(b, "/* %s:%d: entry %s on device arrays, results into the caller's arrays */\n", c->m->file, e->line, e->name);
+        be_printf(b, "GPUC_HOST_FN ");
+        into_signature(b, e);
+    } else {
+        be_printf(b, "/* %s:%d: entry %s on device arrays */\n", c->m->file, e->line, e->name);
+        be_printf(b, "GPUC_HOST_FN ");
+        be_entry_signature(b, e, "gpuc_dev_", "GpucHost *gpuc_h");
+    }
+    be_printf(b, " {\n");
+    b->indent = 1;
+    be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
+    ir_count_uses(e);  /* device_scalar_result needs each value's readers */
+    c->x.ntmp = 0;
+    for (int i = 0; i < e->nkernels; i++) {
+        be_expr_reset(&c->x);
+        host_stmt(c, &e->kernels[i]);
+    }
+    if (entry_reads(e)) {
+        be_line(b, "/* an index out of bounds in a kernel fails the entry */");
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "int g_hit = 0;");
+        be_line(b, "long long g_at[2] = { 0, 0 };");
+        be_line(b, "GPUC_TRY(gpuc_h_oob(gpuc_h, &g_hit, g_at));");
+        be_line(b, "if (g_hit && !gpuc_oob_hit) { gpuc_oob_hit = 1; gpuc_oob_at[0] = g_at[0]; gpuc_oob_at[1] = g_at[1]; }");
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_line(b, "if (gpuc_oob_hit) {");
+    be_line(b, "    gpuc_h_release(gpuc_h, g_mark);");
+    be_line(b, "    return -1;");
+    be_line(b, "}");
+    for (int i = 0; i < e->nresults; i++) {
+        IrValue *v = e->results[i];
+        if (!v->rank && into) {
+            /* the caller's device scalar: written by its reduction kernel, or
+             * copied (from host memory the copy has read when it returns) */
+            int r = device_scalar_result(e, v);
+            if (r >= 0 && r != i) { be_line(b, "GPUC_TRY(gpuc_h_d2d(gpuc_h, out%d, out%d, sizeof(%s)));", i, r, ct(v->elem)); }
+            if (r < 0) { be_line(b, "GPUC_TRY(gpuc_h_h2d(gpuc_h, out%d, &%s, sizeof(%s)));", i, be_vname(v), ct(v->elem)); }
+            continue;
+        }
+        if (!v->rank) { be_line(b, "*out%d = %s;", i, be_vname(v)); continue; }
+        const char *n = count_of(c, v);
+        if (into) {
+            if (into_result(e, v) != i) {
+                be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_d2d(gpuc_h, out%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
+            }
+            continue;
+        }
+        be_line(b, "out%d_shape[0] = %s;", i, be_vname(v->dims[0]));
+        be_line(b, "out%d_shape[1] = %s;", i, v->rank == 2 ? be_vname(v->dims[1]) : "1");
+        if (v->is_param || is_result(e, v, i)) {
+            be_line(b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)out%d, (size_t)(%s) * sizeof(%s)));", i, n, ct(v->elem));
+            be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_d2d(gpuc_h, *out%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
+        } else {
+            be_line(b, "*out%d = %s;", i, be_vname(v));
+        }
+    }
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (s->dead || s->kind == IR_S_SCALAR) { continue; }
+        for (int o = 0; o < s->nouts; o++) {
+            if (s->outs[o]->rank && !is_result(e, s->outs[o], e->nresults)) { be_line(b, "gpuc_h_free(gpuc_h, %s);", be_vname(s->outs[o])); }
+        }
+    }
+    be_line(b, "return 0;");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    host_into = false;
+}
+
+/* Under GPUC_MAIN (nvcc): gpuc_entry_NAME on host arrays, the C backend's
+ * signature, for the generated text main. */
+void host_array_entry(CuEmit *c, IrEntry *e) {
+    BeBuf *b = c->b;
+    be_printf(b, "/* entry %s on host arrays, as the C backend's gpuc_entry_%s */\n", e->name, e->name);
+    be_printf(b, "GPUC_HAPI ");
+    be_entry_signature(b, e, "gpuc_entry_", NULL);
+    be_printf(b, " {\n");
+    b->indent = 1;
+    be_line(b, "GpucHost *gpuc_h = 0; /* the default stream */");
+    be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        if (!v->rank) { continue; }
+        const char *n = count_of(c, v);
+        dalloc(c, ct(v->elem), be_strf(&c->x, "g_d%d", i), n);
+        be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_h2d(gpuc_h, g_d%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_line(b, "%s *g_r%d = NULL;", ct(e->results[i]->elem), i); }
+    }
+    be_printf(b, "    GPUC_TRY(gpuc_dev_%s(gpuc_h", e->name);
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(e->sizes[i])); }
+    for (int i = 0; i < e->nparams; i++) {
+        if (e->params[i]->rank) { be_printf(b, ", g_d%d", i); }
+        else { be_printf(b, ", %s", be_vname(e->params[i])); }
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_printf(b, ", &g_r%d, out%d_shape", i, i); }
+        else { be_printf(b, ", out%d", i); }
+    }
+    be_printf(b, "));\n");
+    for (int i = 0; i < e->nresults; i++) {
+        IrValue *v = e->results[i];
+        if (!v->rank) { continue; }
+        be_line(b, "{");
+        be_line(b, "    const int64_t g_n = out%d_shape[0] * out%d_shape[1];", i, i);
+        be_line(b, "    *out%d = (%s *)malloc((size_t)(g_n > 0 ? g_n : 1) * sizeof(%s));", i, ct(v->elem), ct(v->elem));
+        be_line(b, "    if (g_n > 0) { GPUC_TRY(gpuc_h_d2h(gpuc_h, *out%d, g_r%d, (size_t)g_n * sizeof(%s))); }", i, i, ct(v->elem));
+        be_line(b, "}");
+    }
+    be_line(b, "gpuc_h_release(gpuc_h, g_mark);");
+    be_line(b, "return 0;");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+}
+
+void be_cuda_host_entries(BeBuf *b, IrModule *m) {
+    CuEmit c = { 0 };
+    c.b = b;
+    c.m = m;
+    c.x.b = b;
+    c.x.cuda = true;
+    for (int i = 0; i < m->nentries; i++) { host_entry(&c, m->entries[i], false); }
+    be_expr_free(&c.x);
+}
+
+/* The gpuc_dev_NAME_into launchers of the entries whose result sizes follow
+ * from their arguments (--emit=cuda only). */
+void cuda_host_into_entries(BeBuf *b, IrModule *m) {
+    CuEmit c = { 0 };
+    c.b = b;
+    c.m = m;
+    c.x.b = b;
+    c.x.cuda = true;
+    for (int i = 0; i < m->nentries; i++) {
+        if (results_known(m->entries[i])) { host_entry(&c, m->entries[i], true); }
+    }
+    be_expr_free(&c.x);
+}

@@ -1,0 +1,509 @@
+/* rows.c: row reductions (segred, axis 1): a part of a warp, a warp or a
+ * block per row picked at run time from the row length, 16-byte vectors
+ * from each row's first aligned element; a post (row softmax) keeps the row
+ * in registers and a stash in dynamic shared memory and writes it once.
+ * The rows' all-reduce combines (every lane gets the total) live here. */
+#include "cuda_emit.h"
+
+/* ---- row reductions: a part of a warp, a warp or a block per row ---- */
+
+/* The row's lanes of the warp (g_wl: g_tpr up to 32, aligned groups)
+ * combine their accumulators (butterfly): every lane ends with their total,
+ * lanes combined in index order, so operators that are not commutative work
+ * (the lower lanes' value comes first).  Every lane of the warp takes part
+ * (full-mask shuffles): the row loop is warp-uniform. */
+static void warp_allreduce(CuEmit *c, IrStmt *s, char ***racc) {
+    BeBuf *b = c->b;
+    be_line(b, "for (int g_off = 1; g_off < g_wl; g_off <<= 1) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        IrOperator *op = &s->reds[r];
+        char **o = names(c, "g_o%d_%d", r, op->arity);
+        for (int j = 0; j < op->arity; j++) {
+            be_line(b, "const %s %s = gpuc_shfl_xor(%s, g_off);", ct(op->op->ptypes[j]), o[j], racc[r][j]);
+        }
+        if (op->commutative) {
+            apply_op(c, op, racc[r], (const char *const *)racc[r], (const char *const *)o, false);
+        } else {
+            char **lo = names(c, "g_lo%d_%d", r, op->arity), **hi = names(c, "g_hi%d_%d", r, op->arity);
+            for (int j = 0; j < op->arity; j++) {
+                const char *t = ct(op->op->ptypes[j]);
+                be_line(b, "const %s %s = (threadIdx.x & g_off) ? %s : %s;", t, lo[j], o[j], racc[r][j]);
+                be_line(b, "const %s %s = (threadIdx.x & g_off) ? %s : %s;", t, hi[j], racc[r][j], o[j]);
+            }
+            apply_op(c, op, racc[r], (const char *const *)lo, (const char *const *)hi, false);
+            free(lo);
+            free(hi);
+        }
+        free(o);
+    }
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* One element of the row (map body, reductions folded in) or of the post
+ * (args: the elements of the inputs; results stored by `store`, a format
+ * with %s for the output and %d for the result's number). */
+static void row_fold(CuEmit *c, IrStmt *s, const char **args, char ***racc) {
+    const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->map, args, res);
+    int pos = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+        pos += s->reds[r].arity;
+    }
+    free(res);
+}
+
+/* The post at one element: inputs `args`, then the row's results; returns
+ * the result expressions. */
+static const char **row_post(CuEmit *c, IrStmt *s, const char **args, char ***racc) {
+    int nred = ir_stmt_red_width(s);
+    const char **pa = calloc((size_t)(s->nins + nred) + 1, sizeof *pa);
+    for (int i = 0; i < s->nins; i++) { pa[i] = args[i]; }
+    int at = s->nins;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { pa[at++] = racc[r][j]; }
+    }
+    const char **res = calloc((size_t)s->post->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->post, pa, res);
+    free(pa);
+    return res;
+}
+
+/* Scalar elements g_col of the row from `from` by `step` while `cond`:
+ * phase 1 folds them, phase 2 (post) stores the post's results. */
+static void row_scalar_loop(CuEmit *c, IrStmt *s, const char *from, const char *cond, const char *step, bool post, char ***racc) {
+    BeBuf *b = c->b;
+    int nred = ir_stmt_red_width(s);
+    be_line(b, "for (int64_t g_col = %s; %s; g_col += %s) {", from, cond, step);
+    b->indent++;
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "g_col";
+    const char **pn = load_params(c, s, "g_rb + g_col");
+    if (post) {
+        const char **res = row_post(c, s, pn, racc);
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "%s[g_rb + g_col] = %s;", be_vname(s->outs[nred + r]), res[r]); }
+        free(res);
+    } else {
+        row_fold(c, s, pn, racc);
+    }
+    free(pn);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* What row_vector does with an element of the row. */
+typedef enum {
+    ROW_FOLD,   /* phase 1: fold into the accumulators */
+    ROW_POST,   /* phase 2: the post's results, stored as vectors */
+    ROW_MAX,    /* online softmax, registers and stash: g_mx = max(g_mx, x) */
+    ROW_SUMEXP, /* online softmax, registers and stash: g_sum += w * exp(x - g_mx) */
+} RowUse;
+
+/* Vector g_v of the row (if g_v < lim), already in registers
+ * `regs`<input> (16-byte vectors of every input from the row's first
+ * aligned element g_rb + g_head), element by element: see RowUse.  For
+ * ROW_MAX and ROW_SUMEXP the map's results (x, w) are the online softmax
+ * pair's (value, weight). */
+static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, const char *lim, char ***racc) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    int V = k->vec, nred = ir_stmt_red_width(s);
+    bool post = use == ROW_POST;
+    be_line(b, "if (g_v < %s) {", lim);
+    b->indent++;
+    if (post) {
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[nred + r]->elem), r); }
+    }
+    for (int l = 0; l < V; l++) {
+        be_line(b, "{ /* lane %d */", l);
+        b->indent++;
+        be_line(b, "const int64_t g_col = g_head + g_v * %d + %d;  (void)g_col;", V, l);
+        c->x.idx[0] = "g_row";
+        c->x.idx[1] = "g_col";
+        const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
+        for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d.v[%d]", regs, i, l); }
+        if (post) {
+            const char **res = row_post(c, s, pn, racc);
+            for (int r = 0; r < s->post->nres; r++) { be_line(b, "g_w%d.v[%d] = %s;", r, l, res[r]); }
+            free(res);
+        } else if (use == ROW_FOLD) {
+            row_fold(c, s, pn, racc);
+        } else {
+            const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+            be_lambda(&c->x, s->map, pn, res);
+            bool f32 = s->reds[0].op->ptypes[0] == IR_F32;
+            if (use == ROW_MAX) {
+                be_line(b, "g_mx = %s(g_mx, %s);", f32 ? "fmaxf" : "fmax", res[0]);
+            } else {
+                /* x == max also covers x = max = +-inf, as the operator does */
+                be_line(b, "g_sum += %s == g_mx ? %s : %s * %s(%s - g_mx);", res[0], res[1], res[1], f32 ? "expf" : "exp", res[0]);
+            }
+            free(res);
+        }
+        free(pn);
+        b->indent--;
+        be_line(b, "}");
+    }
+    if (post) {
+        for (int r = 0; r < s->post->nres; r++) { be_line(b, "g_pw%d[g_v] = g_w%d;", r, r); }
+    }
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* The row's vector vb + u * g_tpr: 32-bit in the registers' and the
+ * stash's part (vb g_lane or g_sb: below (items + stash) x blockDim.x),
+ * else 64-bit (vb g_vb). */
+static bool row_narrow(const char *vb) { return strcmp(vb, "g_vb") != 0; }
+static const char *row_vidx(CuEmit *c, const char *vb, int u) {
+    return row_narrow(vb) ? be_strf(&c->x, "%s + %d * g_tpr", vb, u) : be_strf(&c->x, "%s + (int64_t)%d * g_tpr", vb, u);
+}
+
+/* Load vectors vb + u * g_tpr (u < n, those below lim) of every input into
+ * `regs`<u>_<input> (declared by the caller), all in flight at once: from
+ * the row in global memory, or with `stash` from the stash (the row's
+ * vector v in slot v - g_s0 of g_st<input>). */
+static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, const char *lim, bool stash) {
+    IrStmt *s = k->stmt;
+    for (int u = 0; u < n; u++) {
+        const char *v = row_vidx(c, vb, u);
+        be_line(c->b, "if (%s < %s) {", v, lim);
+        for (int i = 0; i < s->nins; i++) {
+            if (stash) {
+                be_line(c->b, "    %s%d_%d = g_st%d[%s - g_s0];", regs, u, i, i, v);
+            } else {
+                be_line(c->b, "    %s%d_%d = g_pv%d[%s];", regs, u, i, i, v);
+            }
+        }
+        be_line(c->b, "}");
+    }
+}
+
+/* Use the vectors loaded by row_loads (see RowUse). */
+static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, RowUse use, const char *lim, char ***racc) {
+    for (int u = 0; u < n; u++) {
+        be_line(c->b, "{ /* unrolled copy %d of %d */", u + 1, n);
+        c->b->indent++;
+        be_line(c->b, "const %s g_v = %s;", row_narrow(vb) ? "int" : "int64_t", row_vidx(c, vb, u));
+        row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, lim, racc);
+        c->b->indent--;
+        be_line(c->b, "}");
+    }
+}
+
+static void declare_regs(CuEmit *c, IrKernel *k, int n, const char *regs) {
+    IrStmt *s = k->stmt;
+    for (int u = 0; u < n; u++) {
+        for (int i = 0; i < s->nins; i++) { be_line(c->b, "gpuc_v16_%s %s%d_%d;", ir_scalar_name(s->ins[i]->elem), regs, u, i); }
+    }
+}
+
+
+RowStash row_stash(const IrKernel *k) {
+    RowStash st = { false, 1, 1, 0 };
+    int n = k->stmt->nins;
+    if (!k->stmt->post || !k->vectorize || n < 1) { return st; }
+    /* ptxas, sm_90, row softmax at 128 registers: f32 fills 4 and reads 2
+     * (120 registers), f64 2 and 1 (128, its exp takes more; 4 in flight
+     * spilled 340 bytes) */
+    int wide = ir_scalar_size(k->stmt->ins[0]->elem) == 8;
+    st.fs = (wide ? 2 : 4) / n > 0 ? (wide ? 2 : 4) / n : 1;
+    st.fr = (wide ? 1 : 2) / n > 0 ? (wide ? 1 : 2) / n : 1;
+    st.sv = ROW_STASH_LANE_BYTES / 16 / n;
+    st.on = st.sv > 0;
+    return st;
+}
+
+/* The row kernel's static shared memory: 32 values per component of its
+ * reductions (row_allreduce, row_allreduce1). */
+int row_static_shared(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    int bytes = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { bytes += 32 * ir_scalar_size(s->reds[r].op->ptypes[j]); }
+    }
+    return bytes;
+}
+
+/* One pass over the stash's part of the row (vectors g_s0 .. g_se - 1),
+ * st.fs vectors per lane at a time: `fill` (phase 1) loads them from global
+ * memory and stores them into the stash, else they come from the stash;
+ * then `use` (see RowUse). */
+static void row_stash_pass(CuEmit *c, IrKernel *k, bool fill, RowUse use, char ***racc) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    RowStash st = row_stash(k);
+    int n = fill ? st.fs : st.fr;
+    be_line(b, "for (int g_sb = g_lane + g_s0; g_sb < g_se; g_sb += %d * g_tpr) {", n);
+    b->indent++;
+    declare_regs(c, k, n, "g_a");
+    row_loads(c, k, n, "g_sb", "g_a", "g_se", !fill);
+    for (int u = 0; fill && u < n; u++) {
+        const char *v = row_vidx(c, "g_sb", u);
+        be_line(b, "if (%s < g_se) {", v);
+        for (int i = 0; i < s->nins; i++) { be_line(b, "    g_st%d[%s - g_s0] = g_a%d_%d;", i, v, u, i); }
+        be_line(b, "}");
+    }
+    row_uses(c, k, n, "g_sb", "g_a", use, "g_se", racc);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* The vectors of the row: with a post, the first `items` per lane stay in
+ * registers (g_c<u>_<input>, declared per row) for phase 2, the next ones
+ * in the stash (row_stash_pass), and the rest (rows longer than that, read
+ * again in phase 2) go 2 vectors per lane at a time, so the registers hold
+ * the row; without a post, `items` vectors per lane are in flight at a
+ * time.  `later`: phase 1 only loads the registers and takes the stash's
+ * maximum (row_softmax_regs reduces them). */
+static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char ***racc) {
+    BeBuf *b = c->b;
+    int C = k->items;
+    bool post = k->stmt->post != NULL;
+    RowStash st = row_stash(k);
+    int F = post && C > 2 ? 2 : C;
+    RowUse use = phase2 ? ROW_POST : ROW_FOLD;
+    if (post) {
+        be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
+        if (!phase2) { row_loads(c, k, C, "g_lane", "g_c", "g_nv", false); }
+        if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, "g_nv", racc); }
+    }
+    if (st.on) {
+        if (phase2) {
+            be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", st.fr);
+        } else {
+            be_line(b, "/* the next vectors into the stash as they are read, %d per lane in flight%s */", st.fs,
+                    later ? " (their maximum now, their sum with the registers')" : "");
+        }
+        row_stash_pass(c, k, !phase2, phase2 ? ROW_POST : later ? ROW_MAX : ROW_FOLD, racc);
+    }
+    be_line(b, "/* %s: %d vectors per lane in flight */", post ? st.on ? "beyond the stash" : "beyond the registers" : "the row's vectors", F);
+    const char *from = !post ? "" : st.on ? " + (int64_t)g_s1" : be_strf(&c->x, " + (int64_t)%d * g_tpr", C);
+    be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", from, F);
+    b->indent++;
+    declare_regs(c, k, F, "g_a");
+    row_loads(c, k, F, "g_vb", "g_a", "g_nv", false);
+    row_uses(c, k, F, "g_vb", "g_a", use, "g_nv", racc);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* v = v (+) every other thread's v of the row (`comb`: a format of two
+ * values): a butterfly over the row's lanes of the warp, then, when a block holds the row, one value
+ * per warp through the shared array `sh` (ne: the neutral element).  The
+ * butterfly puts the partner's value on the right half the time: only for
+ * commutative `comb` (the softmax pair's max and +). */
+static void row_allreduce1(CuEmit *c, const char *v, const char *comb, const char *ne, const char *sh) {
+    BeBuf *b = c->b;
+    const char *o = be_strf(&c->x, "gpuc_shfl_xor(%s, g_off)", v);
+    be_line(b, "for (int g_off = 1; g_off < g_wl; g_off <<= 1) {");
+    be_line(b, "    %s = %s;", v, be_strf(&c->x, comb, v, o));
+    be_line(b, "}");
+    be_line(b, "if (g_tpr > 32) {");
+    be_line(b, "    if ((threadIdx.x & 31) == 0) {");
+    be_line(b, "        %s[threadIdx.x >> 5] = %s;", sh, v);
+    be_line(b, "    }");
+    be_line(b, "    __syncthreads();");
+    be_line(b, "    %s = (threadIdx.x & 31) < (blockDim.x >> 5) ? %s[threadIdx.x & 31] : %s;", v, sh, ne);
+    be_line(b, "    for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    be_line(b, "        %s = %s;", v, be_strf(&c->x, comb, v, o));
+    be_line(b, "    }");
+    be_line(b, "    __syncthreads();  /* %s is rewritten by the next row */", sh);
+    be_line(b, "}");
+}
+
+/* The row's only reduction is the online softmax pair of
+ * fuse_dependent_reduce (operator "online_softmax": (max, sum scaled to
+ * it), combined by rescaling the sum to the larger max) and the row is
+ * held in registers for a post: row_softmax_regs applies. */
+static bool row_softmax_regs_ok(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    return k->vectorize && s->post && s->nreds == 1 && s->reds[0].arity == 2 && s->reds[0].name &&
+           strcmp(s->reds[0].name, "online_softmax") == 0;
+}
+
+/* The online softmax pair over the row, the registers' and the stash's
+ * elements not yet folded (acc: this thread's pair over the others; g_mx:
+ * the stash's maximum, taken as phase 1 filled it): the row's maximum
+ * first, then the sum with each register and stash element's exp(x - max)
+ * once, instead of the operator per element (two exps, a serial chain) and
+ * per butterfly step.  The result is the operator's over all the elements:
+ * (max, the sum of every weight scaled to the max). */
+static void row_softmax_regs(CuEmit *c, IrKernel *k, int id, char **acc) {
+    BeBuf *b = c->b;
+    IrScalar t = k->stmt->reds[0].op->ptypes[0];
+    const char *T = ct(t), *mx = t == IR_F32 ? "fmaxf" : "fmax", *ex = t == IR_F32 ? "expf" : "exp";
+    bool st = row_stash(k).on;
+    be_line(b, "/* the online (max, sum) pair, the registers' %selements once each: the row's maximum, then the sum of exp(x - max) */",
+            st ? "and the stash's " : "");
+    be_line(b, "g_mx = %s(g_mx, %s);", mx, acc[0]);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_MAX, "g_nv", NULL);
+    row_allreduce1(c, "g_mx", be_strf(&c->x, "%s(%%s, %%s)", mx), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())",
+                   be_strf(&c->x, "g_sh%d_0_0", id));
+    be_line(b, "/* the elements outside the registers%s: their pair scaled to the row's maximum */", st ? " and the stash" : "");
+    be_line(b, "%s g_sum = %s == g_mx ? %s : %s * %s(%s - g_mx);", T, acc[0], acc[1], acc[1], ex, acc[0]);
+    row_uses(c, k, k->items, "g_lane", "g_c", ROW_SUMEXP, "g_nv", NULL);
+    if (st) {
+        be_line(b, "/* the stash's elements */");
+        row_stash_pass(c, k, false, ROW_SUMEXP, NULL);
+    }
+    row_allreduce1(c, "g_sum", "%s + %s", be_strf(&c->x, "(%s)0", T), be_strf(&c->x, "g_sh%d_0_1", id));
+    be_line(b, "%s = g_mx;", acc[0]);
+    be_line(b, "%s = g_sum;", acc[1]);
+}
+
+/* The row's threads combine their accumulators: every thread gets the
+ * row's results (warp butterfly, then one value per warp through shared
+ * memory when a block holds the row). */
+static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
+    BeBuf *b = c->b;
+    be_line(b, "/* the row's threads combine: every thread gets the row's results */");
+    warp_allreduce(c, s, racc);
+    be_line(b, "if (g_tpr > 32) {  /* a block per row: one value per warp through shared memory */");
+    b->indent++;
+    be_line(b, "if ((threadIdx.x & 31) == 0) {");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    g_sh%d_%d_%d[threadIdx.x >> 5] = %s;", id, r, j, racc[r][j]); }
+    }
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            be_line(b, "%s = (threadIdx.x & 31) < (blockDim.x >> 5) ? g_sh%d_%d_%d[threadIdx.x & 31] : %s;", racc[r][j], id, r, j,
+                    be_expr(&c->x, s->reds[r].ne[j]));
+        }
+    }
+    warp_allreduce(c, s, racc);
+    be_line(b, "__syncthreads();  /* the shared values are rewritten by the next row */");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* A row reduction: g_tpr threads per row, chosen by the host from the row
+ * length: 4, 8, 16 or 32 (a part of a warp or a warp per row, blockDim.x /
+ * g_tpr rows per block) or blockDim.x (a block per row).  Phase 1 reduces the row: a scalar head up to the
+ * first 16-byte boundary of the row, 16-byte vectors, a scalar tail; the
+ * row's threads then combine (warp butterfly, then one value per warp
+ * through shared memory), so every thread has the row's results.  Phase 2
+ * (a post: row softmax) applies the post to each element, from registers
+ * and the stash (row_stash_pass) where the row fit, and writes the 2-D
+ * results.  Operators not known to be
+ * commutative take contiguous runs of the row per thread, in order. */
+void emit_segred_row(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "const int g_tpr", "g_tpr");
+    RowStash st = row_stash(k);
+    if (st.on) { kp_add(c, &p, "const int g_sv", "g_sv"); }
+    kernel_comment(c, k);
+    /* with a stash, at most 128 registers a thread (the blocks' count the
+     * launcher's stash sizes assume: grep "ROW STASH") */
+    signature_min(c, k, &p, st.on && k->block < 512 ? 512 / k->block : 0);
+    const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
+    int nred = ir_stmt_red_width(s);
+    bool post = s->post != NULL, sm = row_softmax_regs_ok(k);
+    char ***racc = acc_names(c, s);
+    int id = shared_id++;
+    be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
+    be_line(b, "const int g_wl = g_tpr < 32 ? g_tpr : 32;  /* the row's lanes in a warp */");
+    be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_sh%d_%d_%d[32];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
+    }
+    if (st.on) {
+        be_line(b, "/* the stash: the row's vectors g_s0 .. g_s1 - 1 (after the registers' %d per lane) in dynamic shared memory, g_sv per lane and input; only when a block holds the row */", k->items);
+        be_line(b, "extern __shared__ gpuc_v16_f32 gpuc_stash[];");
+        for (int i = 0; i < s->nins; i++) {
+            const char *tn = ir_scalar_name(s->ins[i]->elem);
+            be_line(b, "gpuc_v16_%s *const g_st%d = (gpuc_v16_%s *)(gpuc_stash + %d * g_sv * g_tpr);", tn, i, tn, i);
+        }
+        be_line(b, "const int g_s0 = %d * g_tpr;", k->items);
+        be_line(b, "const int g_s1 = g_tpr == (int)blockDim.x ? g_s0 + g_sv * g_tpr : g_s0;");
+    }
+    if (k->vectorize) {
+        /* every row of every array starts at the same offset from a 16-byte boundary */
+        be_printf(b, "    const bool g_vec = ((");
+        int any = 0;
+        for (int i = 1; i < s->nins; i++) { be_printf(b, "%s((uintptr_t)%s ^ (uintptr_t)%s)", any++ ? " | " : "", be_vname(s->ins[i]), be_vname(s->ins[0])); }
+        for (int r = 0; post && r < s->post->nres; r++) { be_printf(b, "%s((uintptr_t)%s ^ (uintptr_t)%s)", any++ ? " | " : "", be_vname(s->outs[nred + r]), be_vname(s->ins[0])); }
+        be_printf(b, "%s) & 15) == 0;\n", any ? "" : "(uintptr_t)0");
+    }
+    /* the loop runs over the warp's first row, so that every lane of the
+     * warp takes part in the shuffles; a lane past the last row sees a row
+     * of 0 elements */
+    be_line(b, "for (int64_t g_row0 = (int64_t)blockIdx.x * g_rpb + (int64_t)((threadIdx.x & ~31u) / (unsigned)g_tpr); g_row0 < %s; g_row0 += (int64_t)gridDim.x * g_rpb) {", rows);
+    b->indent++;
+    be_line(b, "const int64_t g_row = g_row0 + (int64_t)((threadIdx.x & 31u) / (unsigned)g_tpr);");
+    be_line(b, "const int64_t g_m = g_row < %s ? %s : 0;  /* the row's length */", rows, cols);
+    be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
+    cols = "g_m";  /* the loops below run over the row's length */
+    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+    if (k->vectorize) {
+        int esz = ir_scalar_size(s->ins[0]->elem);
+        be_line(b, "/* elements before the row's first 16-byte boundary, vectors, and the tail */");
+        be_line(b, "int64_t g_head = g_vec ? (int64_t)(((16u - ((unsigned)(uintptr_t)(%s + g_rb) & 15u)) & 15u) / %du) : %s;", be_vname(s->ins[0]), esz, cols);
+        be_line(b, "if (g_head > %s) {", cols);
+        be_line(b, "    g_head = %s;", cols);
+        be_line(b, "}");
+        be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
+        be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' and the stash's part */");
+        for (int i = 0; i < s->nins; i++) {
+            const char *tn = ir_scalar_name(s->ins[i]->elem);
+            be_line(b, "const gpuc_v16_%s *g_pv%d = (const gpuc_v16_%s *)(%s + g_rb + g_head);", tn, i, tn, be_vname(s->ins[i]));
+        }
+        for (int r = 0; post && r < s->post->nres; r++) {
+            const char *tn = ir_scalar_name(s->outs[nred + r]->elem);
+            be_line(b, "gpuc_v16_%s *g_pw%d = (gpuc_v16_%s *)(%s + g_rb + g_head);", tn, r, tn, be_vname(s->outs[nred + r]));
+        }
+        if (post) { declare_regs(c, k, k->items, "g_c"); }
+        if (st.on) { be_line(b, "const int g_se = (int)(g_nv < (int64_t)g_s1 ? g_nv : (int64_t)g_s1);  /* the stash's end in this row */"); }
+        if (sm) {
+            IrScalar t = s->reds[0].op->ptypes[0];
+            be_line(b, "%s g_mx = %s;  /* the row's maximum: the stash's first */", ct(t), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())");
+        }
+        be_line(b, "/* phase 1: reduce the row */");
+        row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc);
+        row_vectors(c, k, false, sm, racc);
+        row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
+    } else if (k->ordered) {
+        be_line(b, "/* phase 1: reduce the row, a contiguous run per thread (operator not commutative) */");
+        be_line(b, "const int64_t g_run = (%s + g_tpr - 1) / g_tpr;", cols);
+        row_scalar_loop(c, s, "(int64_t)g_lane * g_run", be_strf(&c->x, "g_col < %s && g_col < (int64_t)(g_lane + 1) * g_run", cols), "1", false, racc);
+    } else {
+        be_line(b, "/* phase 1: reduce the row, strided over the lanes (commutative operators) */");
+        row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
+    }
+    if (sm) {
+        row_softmax_regs(c, k, id, racc[0]);
+    } else {
+        row_allreduce(c, s, id, racc);
+    }
+    be_line(b, "if (g_lane == 0 && g_row < %s) {", rows);
+    int o = 0;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+    }
+    be_line(b, "}");
+    if (post) {
+        be_line(b, "/* phase 2: the post at every element of the row */");
+        if (k->vectorize) {
+            row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc);
+            row_vectors(c, k, true, false, racc);
+            row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
+        } else {
+            row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+    acc_free(s, racc);
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+

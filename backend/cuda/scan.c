@@ -1,0 +1,598 @@
+/* scan.c: the scan and filter kernels, single pass with decoupled
+ * look-back (Merrill & Garland).
+ *   scan    tiles taken in order from an atomic counter, status X/A/P per
+ *           tile packed with the value in one 8- or 16-byte word when the
+ *           tuple fits (one relaxed load or store, no fence), else flags
+ *           and values published apart with a fence (tuples of any size);
+ *           non-commutative operators work (the look-back combines in
+ *           order); loads and stores staged through padded shared memory
+ *   filter  the same look-back over per-warp counts of kept items (ballots);
+ *           kept values go from registers straight to their place */
+#include "cuda_emit.h"
+
+/* ---- scan and filter: single pass, decoupled look-back ---- */
+typedef struct {
+    IrOperator *op;  /* one combined view over all scans */
+    int arity;
+} ScanView;
+
+/* apply_op for each of the nsc operators of a scanned tuple, whose
+ * components lie one after the other in dst, a and b. */
+static void apply_ops(CuEmit *c, IrOperator *ops, int nsc, char **dst, char **a, char **b, bool declare) {
+    int at = 0;
+    for (int q = 0; q < nsc; q++) {
+        apply_op(c, &ops[q], dst + at, (const char *const *)(a + at), (const char *const *)(b + at), declare);
+        at += ops[q].arity;
+    }
+}
+
+/* An inclusive scan of the values named vals (one per component of the
+ * nsc operators, of types wt) across the 32 lanes of a warp, in place, by
+ * shuffles; tmp names the shuffled copies ("g_y%d_%d": operator, component). */
+static void warp_inclusive_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, char **vals, const char *tmp) {
+    BeBuf *b = c->b;
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    int at = 0;
+    for (int q = 0; q < nsc; q++) {
+        char **y = names(c, tmp, q, ops[q].arity);
+        for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_up(%s, g_off);", ct(wt[at + j]), y[j], vals[at + j]); }
+        be_line(b, "if (g_lane >= (unsigned)g_off) {");
+        b->indent++;
+        apply_op(c, &ops[q], vals + at, (const char *const *)y, (const char *const *)(vals + at), false);
+        b->indent--;
+        be_line(b, "}");
+        free(y);
+        at += ops[q].arity;
+    }
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* The types of the scanned tuple's components, *W of them (a filter scans
+ * its u32 count of kept elements). */
+IrScalar *scan_types(IrStmt *s, int *W) {
+    *W = 0;
+    if (s->kind == IR_S_FILTER) { *W = 1; }
+    for (int q = 0; s->kind != IR_S_FILTER && q < s->nscans; q++) { *W += s->scans[q].arity; }
+    IrScalar *wt = calloc((size_t)*W + 1, sizeof *wt);
+    if (s->kind == IR_S_FILTER) { wt[0] = IR_U32; }
+    int at = 0;
+    for (int q = 0; s->kind != IR_S_FILTER && q < s->nscans; q++) {
+        for (int j = 0; j < s->scans[q].arity; j++) { wt[at++] = s->scans[q].op->ptypes[j]; }
+    }
+    return wt;
+}
+
+/* How the look-back publishes a tile's value: packed with its status in one
+ * word when the components fit in 8 bytes of payload (bool and 4-byte types
+ * take 32 bits, 8-byte types 64): 8, an 8-byte word (value in the low half,
+ * status in the high half) for one 4-byte component; 16, a 16-byte word
+ * {payload, status} for one 8-byte or two 4-byte components; else 0: flags
+ * and values in separate arrays, ordered by fences (any tuple). */
+int scan_word_bytes(const IrScalar *wt, int W) {
+    int payload = 0;
+    for (int j = 0; j < W; j++) { payload += ir_scalar_size(wt[j]) <= 4 ? 4 : 8; }
+    return payload > 8 ? 0 : payload == 4 ? 8 : 16;
+}
+
+/* The packed payload of the tuple v: component j at bit 32 * (its 4-byte
+ * position), as an unsigned long long. */
+static char *word_payload(CuEmit *c, const IrScalar *wt, int W, char **v) {
+    char *r = be_strf(&c->x, "%s", "");
+    int at = 0;
+    for (int j = 0; j < W; j++) {
+        const char *bits = wt[j] == IR_F32 ? be_strf(&c->x, "__float_as_uint(%s)", v[j])
+                         : wt[j] == IR_F64 ? be_strf(&c->x, "__double_as_longlong(%s)", v[j])
+                         : ir_scalar_size(wt[j]) == 8 ? v[j] : be_strf(&c->x, "(uint32_t)%s", v[j]);
+        r = be_strf(&c->x, at ? "%s | ((unsigned long long)%s << %d)" : "%s(unsigned long long)%s", r, bits, at);
+        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
+    }
+    return r;
+}
+
+/* Component j of the payload w (from bit `at`) as a value of type t. */
+static char *word_component(CuEmit *c, IrScalar t, const char *w, int at) {
+    const char *lo = at ? be_strf(&c->x, "(uint32_t)(%s >> %d)", w, at) : be_strf(&c->x, "(uint32_t)%s", w);
+    switch (t) {
+    case IR_F32: return be_strf(&c->x, "__uint_as_float(%s)", lo);
+    case IR_F64: return be_strf(&c->x, "__longlong_as_double((long long)%s)", w);
+    case IR_I64: case IR_U64: return be_strf(&c->x, "(%s)%s", ct(t), w);
+    case IR_BOOL: return be_strf(&c->x, "(%s != 0u)", lo);
+    default: return be_strf(&c->x, "(%s)%s", ct(t), lo);
+    }
+}
+
+/* Lane 0 of warp 0 publishes the tile's value v with status st (1 its
+ * aggregate, 2 its inclusive prefix): one store of the packed word, or the
+ * values, a fence, then the flag. */
+static void publish(CuEmit *c, int word, const IrScalar *wt, int W, const char *tile, int st, char **v) {
+    BeBuf *b = c->b;
+    if (word == 8) {
+        be_line(b, "gpuc_st_word(g_words + %s, (%dull << 32) | %s);", tile, st, word_payload(c, wt, W, v));
+    } else if (word == 16) {
+        be_line(b, "gpuc_st_word2(g_words + 2 * %s, %s, %dull);", tile, word_payload(c, wt, W, v), st);
+    } else {
+        for (int j = 0; j < W; j++) { be_line(b, "g_%s%d[%s] = %s;", st == 2 ? "incl" : "agg", j, tile, v[j]); }
+        be_line(b, "__threadfence();");
+        be_line(b, "atomicExch(&g_flags[%s], %d);", tile, st);
+    }
+}
+
+/* Shared staging of one scalar array of the tile: one pad element per 128
+ * bytes (gpuc_pad), its bytes rounded up to 16. */
+static int pad_shift(IrScalar t) { return ir_scalar_size(t) == 8 ? 4 : 5; }
+static int staging_bytes(IrScalar t, int items) {
+    int n = items + (items >> pad_shift(t));
+    return (ir_scalar_size(t) * n + 15) & ~15;
+}
+
+/* Phase 1 of a scan, U unrolled copies of one item each (in a
+ * loop over the tile's I / U rounds): the item at slot g_slot = copy * B +
+ * threadIdx.x, i.e. coalesced, goes through the map and its staged values
+ * (ns of them) into the padded shared arrays g_st<j>. A full tile (full) checks no bound and keeps every
+ * copy's values in registers g_r<j>_<copy> until all copies' loads are
+ * issued, so they are in flight together; the last tile checks each item
+ * against n and stages the neutral elements ne past the end. */
+static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, int ns, char **ne) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    int B = k->block, I = k->items, U = k->unroll;
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    if (I > U) { be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U); b->indent++; }
+    if (full) {
+        for (int u = 0; u < U; u++) {
+            for (int j = 0; j < ns; j++) { be_line(b, "%s g_r%d_%d;", ct(wt[j]), j, u); }
+        }
+    }
+    for (int u = 0; u < U; u++) {
+        be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
+        b->indent++;
+        if (I > U) { be_line(b, "const int g_slot = (g_u + %d) * %d + threadIdx.x;", u, B); }
+        else { be_line(b, "const int g_slot = %d + threadIdx.x;", u * B); }
+        be_line(b, "const int64_t g_i = g_base + g_slot;%s", full ? "  (void)g_i;" : "");
+        if (!full) { be_line(b, "if (g_i < %s) {", n); b->indent++; }
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        const char **res = map_body(c, s, "g_i");
+        for (int j = 0; j < ns; j++) {
+            if (full) { be_line(b, "g_r%d_%d = %s;", j, u, res[j]); }
+            else { be_line(b, "g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), res[j]); }
+        }
+        /* mapped outputs taken over by fusion: written here, coalesced */
+        int nmap = ir_stmt_nmapped(s);
+        for (int j = 0; j < nmap; j++) {
+            be_line(b, "%s[g_i] = %s;", be_vname(s->outs[s->nouts - nmap + j]), res[s->map->nres - nmap + j]);
+        }
+        free(res);
+        if (!full) {
+            b->indent--;
+            be_line(b, "} else {");
+            for (int j = 0; j < ns; j++) { be_line(b, "    g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), ne[j]); }
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+    }
+    if (full) {
+        for (int u = 0; u < U; u++) {
+            const char *slot = I > U ? be_strf(&c->x, "(g_u + %d) * %d + threadIdx.x", u, B) : be_strf(&c->x, "%d + threadIdx.x", u * B);
+            for (int j = 0; j < ns; j++) { be_line(b, "g_st%d[gpuc_pad(%s, %d)] = g_r%d_%d;", j, slot, pad_shift(wt[j]), j, u); }
+        }
+    }
+    if (I > U) { b->indent--; be_line(b, "}"); }
+}
+
+/* Phase 1 of a filter (its tile has no shared staging): warp w takes the tile's
+ * items w * 32 * I .. (w + 1) * 32 * I - 1, copy u of lane l the item 32 * u + l
+ * of that run (each copy a coalesced load of 32); copy u's keep flag is bit u
+ * of g_bits, its values stay in registers g_v<j>_<u> until phase 5. A full
+ * tile (full) checks no bound; the last tile keeps nothing past n. */
+static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    for (int u = 0; u < k->items; u++) {
+        be_line(b, "{ /* copy %d of %d */", u + 1, k->items);
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_seg + %d;", 32 * u);
+        if (!full) { be_line(b, "if (g_i < %s) {", be_vname(s->w[0])); b->indent++; }
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        const char **res = map_body(c, s, "g_i");
+        be_line(b, "g_bits |= (%s ? 1u : 0u) << %d;", res[0], u);
+        for (int j = 0; j < nv; j++) { be_line(b, "g_v%d_%d = %s;", j, u, res[1 + j]); }
+        free(res);
+        if (!full) { b->indent--; be_line(b, "}"); }
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
+void emit_scan(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    bool filter = s->kind == IR_S_FILTER;
+    int B = k->block, I = k->items, NW = B / 32;
+    /* The scanned tuple: for a filter, the count of kept elements (u32). */
+    int nsc = filter ? 1 : s->nscans;
+    IrOperator *ops = filter ? NULL : s->scans;
+    IrOperator fop;
+    if (filter) {
+        fop = ir_operator_binop(c->m, IR_BIN_add, IR_U32, true);
+        ops = &fop;
+    }
+    int W;
+    IrScalar *wt = scan_types(s, &W);
+    const int word = scan_word_bytes(wt, W);
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    if (word) {
+        kp_add(c, &p, "unsigned long long *g_words", "g_words");
+    } else {
+        kp_add(c, &p, "int *__restrict__ g_flags", "g_flags");
+        for (int j = 0; j < W; j++) {
+            char d[128], a[64];
+            snprintf(d, sizeof d, "%s *__restrict__ g_agg%d", ct(wt[j]), j);
+            snprintf(a, sizeof a, "g_agg%d", j);
+            kp_add(c, &p, d, a);
+            snprintf(d, sizeof d, "%s *__restrict__ g_incl%d", ct(wt[j]), j);
+            snprintf(a, sizeof a, "g_incl%d", j);
+            kp_add(c, &p, d, a);
+        }
+    }
+    /* shared staging of a scan: its inputs, then its outputs (a filter has none) */
+    int nv = filter ? s->nouts - 1 : 0;
+    int in_bytes = 0, out_bytes = 0;
+    for (int j = 0; j < W; j++) { in_bytes += staging_bytes(wt[j], B * I); }
+    int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
+    for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, B * I); }
+    int smem = in_bytes > out_bytes ? in_bytes : out_bytes;
+    /* where shared memory limits the blocks per SM (227 KiB, 1 KiB reserved
+     * per block, on sm_80/sm_90) to a number that still leaves 72 registers a
+     * thread (e.g. 7 blocks of 128 threads), ask for that many, so that the
+     * registers of a full tile's loads do not lower it further */
+    int min_blocks = 227 * 1024 / (smem + 1024);
+    if (min_blocks > 65536 / (B * 72)) { min_blocks = 0; }
+    if (filter) {
+        /* no staging; the registers bound a filter's blocks (46 for f32: 5 of
+         * 256 threads an SM, 120 KB of loads in flight; forcing 6 spills) */
+        min_blocks = 0;
+    }
+    kernel_comment(c, k);
+    signature_min(c, k, &p, min_blocks);
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    if (filter) {
+        be_line(b, "/* tile of %d threads x %d items, no shared staging */", B, I);
+    } else {
+        be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging (padded) */", B, I, smem);
+        be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
+    }
+    for (int j = 0; j < W; j++) {
+        be_line(b, "__shared__ %s g_wsum%d[32];", ct(wt[j]), j);
+        be_line(b, "__shared__ %s g_ex_sh%d;", ct(wt[j]), j);
+    }
+    be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
+    be_line(b, "/* the tile is the block's index: NVIDIA GPUs start blocks in index order, so");
+    be_line(b, " * every predecessor is running or done (CUB's decoupled look-back relies on it too) */");
+    be_line(b, "const int64_t g_tile = blockIdx.x;");
+    be_line(b, "const int64_t g_base = g_tile * %d;", B * I);
+    /* staging arrays */
+    int off = 0;
+    for (int j = 0; !filter && j < W; j++) {
+        be_line(b, "%s *g_st%d = (%s *)(g_smem + %d);", ct(wt[j]), j, ct(wt[j]), off);
+        off += staging_bytes(wt[j], B * I);
+    }
+    /* the neutral elements */
+    char **ne = calloc((size_t)W + 1, sizeof *ne);
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            for (int j = 0; j < ops[q].arity; j++) {
+                ne[at] = be_strf(&c->x, "g_ne%d", at);
+                be_line(b, "const %s %s = %s;", ct(wt[at]), ne[at], be_expr(&c->x, ops[q].ne[j]));
+                at++;
+            }
+        }
+    }
+    char **agg = names(c, "g_t%d_%d", 0, W);
+    char **wv = names(c, "g_w%d_%d", 0, W);
+    char **el = names(c, "g_el%d_%d", 0, W);
+    if (filter) {
+        be_line(b, "/* phase 1: coalesced loads and the map; keep flags in g_bits, kept values in registers */");
+        for (int u = 0; u < I; u++) {
+            for (int j = 0; j < nv; j++) { be_line(b, "%s g_v%d_%d = (%s)0;", ct(s->outs[j]->elem), j, u, ct(s->outs[j]->elem)); }
+        }
+        be_line(b, "uint32_t g_bits = 0u;");
+        be_line(b, "const int64_t g_seg = g_base + (int64_t)g_warp * %d + g_lane;  /* the warp's run of %d items */", 32 * I, 32 * I);
+        be_line(b, "if (g_base + %d <= %s) {", B * I, n);
+        b->indent++;
+        be_line(b, "/* a full tile: no bound checks */");
+        filter_phase1(c, k, true, nv);
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        be_line(b, "/* the last tile: items past n are not kept */");
+        filter_phase1(c, k, false, nv);
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "/* phases 2 and 3: the warp's count of kept items (butterfly), one per warp to shared memory */");
+        be_line(b, "uint32_t %s = __popc(g_bits);", agg[0]);
+        be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
+        be_line(b, "    %s += __shfl_xor_sync(0xffffffffu, %s, g_off);", agg[0], agg[0]);
+        be_line(b, "}");
+        be_line(b, "if (g_lane == 0) {");
+        be_line(b, "    g_wsum0[g_warp] = %s;", agg[0]);
+        be_line(b, "}");
+    } else {
+        be_line(b, "/* phase 1: coalesced loads, the map, scan inputs staged in shared memory */");
+        be_line(b, "if (g_base + %d <= %s) {", B * I, n);
+        b->indent++;
+        be_line(b, "/* a full tile: no bound checks, every load in flight before the first store */");
+        scan_phase1(c, k, true, wt, W, ne);
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        be_line(b, "/* the last tile: items past n stage the neutral element */");
+        scan_phase1(c, k, false, wt, W, ne);
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "__syncthreads();");
+        be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
+        for (int u = 0; u < I; u++) {
+            for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = g_st%d[gpuc_pad(threadIdx.x * %d + %d, %d)];", ct(wt[j]), j, u, j, I, u, pad_shift(wt[j])); }
+        }
+        /* per-scan operator views */
+        for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), agg[j], ne[j]); }
+        for (int u = 0; u < I; u++) {
+            int at = 0;
+            for (int q = 0; q < nsc; q++) {
+                const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
+                for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
+                apply_op(c, &ops[q], agg + at, (const char *const *)(agg + at), xs, false);
+                free(xs);
+                at += ops[q].arity;
+            }
+        }
+        be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
+        for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), wv[j], agg[j]); }
+        warp_inclusive_scan(c, ops, nsc, wt, wv, "g_y%d_%d");
+        for (int j = 0; j < W; j++) {
+            be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(wt[j]), el[j], wv[j]);
+            be_line(b, "if (g_lane == 0) { %s = %s; }", el[j], ne[j]);
+        }
+        be_line(b, "if (g_lane == 31) {");
+        for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_warp] = %s;", j, wv[j]); }
+        be_line(b, "}");
+    }
+    be_line(b, "__syncthreads();");
+    be_line(b, "if (g_warp == 0) {");
+    b->indent++;
+    char **ws = names(c, "g_ws%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_lane < %d ? g_wsum%d[g_lane] : %s;", ct(wt[j]), ws[j], NW, j, ne[j]); }
+    warp_inclusive_scan(c, ops, nsc, wt, ws, "g_z%d_%d");
+    be_line(b, "if (g_lane < 32) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_lane] = %s;  /* inclusive over warps */", j, ws[j]); }
+    be_line(b, "}");
+    be_line(b, "__syncwarp();");
+    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
+    if (word) {
+        be_line(b, " * time (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the");
+        be_line(b, " * value in one %d-byte word), while the other warps wait at the barrier */", word);
+    } else {
+        be_line(b, " * time (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their");
+        be_line(b, " * own arrays, behind a fence), while the other warps wait at the barrier */");
+    }
+    char **ta = names(c, "g_ta%d_%d", 0, W);
+    char **ex = names(c, "g_ex%d_%d", 0, W);
+    for (int j = 0; j < W; j++) {
+        be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1);
+        be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
+    }
+    be_line(b, "if (g_tile == 0) {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "0", 2, ta);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 1, ta);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
+    b->indent++;
+    be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
+    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
+    be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix) */");
+    if (word == 8) {
+        be_line(b, "unsigned long long g_w = 2ull << 32;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
+        be_line(b, "    if ((g_w >> 32) == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)(g_w >> 32);");
+    } else if (word == 16) {
+        be_line(b, "unsigned long long g_w = 0, g_s = 2;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
+        be_line(b, "    if (g_s == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)g_s;");
+    } else {
+        be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
+        be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
+        be_line(b, "    if (g_f == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "__threadfence();");
+    }
+    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
+    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
+    char **pv = names(c, "g_pv%d_%d", 0, W);
+    for (int j = 0, at = 0; j < W; j++) {
+        const char *mine = word ? word_component(c, wt[j], "g_w", at)
+                                : be_strf(&c->x, "g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx]", ct(wt[j]), j, ct(wt[j]), j);
+        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : %s;", ct(wt[j]), pv[j], ne[j], mine);
+        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
+    }
+    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            char **o = names(c, "g_ol%d_%d", q, ops[q].arity);
+            for (int j = 0; j < ops[q].arity; j++) {
+                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], pv[at + j]);
+            }
+            be_line(b, "if (g_lane + g_off < 32) {");
+            b->indent++;
+            apply_op(c, &ops[q], pv + at, (const char *const *)o, (const char *const *)(pv + at), false);
+            b->indent--;
+            be_line(b, "}");
+            free(o);
+            at += ops[q].arity;
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+    apply_ops(c, ops, nsc, ex, pv, ex, false);
+    be_line(b, "if (g_pmask) {");
+    be_line(b, "    break;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    char **inc = names(c, "g_in%d_%d", 0, W);
+    apply_ops(c, ops, nsc, inc, ex, ta, true);
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 2, inc);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_ex_sh%d = %s;", j, ex[j]); }
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    char **wp = names(c, "g_wp%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
+    char **tex = names(c, "g_tx%d_%d", 0, W);
+    if (!filter) {
+        /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
+        apply_ops(c, ops, nsc, tex, wp, el, true);
+    }
+    char **pre = names(c, "g_pre%d_%d", 0, W);
+    char **exs = names(c, "g_exs%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_ex_sh%d;", ct(wt[j]), exs[j], j); }
+    if (filter) {
+        be_line(b, "/* phase 5: kept values go from registers straight to their place: copy u of");
+        be_line(b, " * lane l follows the warp's kept items of copies before u and those of lanes");
+        be_line(b, " * before l in copy u (ballots), so each copy's kept items are one contiguous run */");
+        be_line(b, "const uint32_t g_cnt = g_wsum0[%d];", NW - 1);
+        be_line(b, "const int64_t g_dst = (int64_t)%s;", exs[0]);
+        for (int j = 0; j < nv; j++) { be_line(b, "%s *const g_o%d = %s + g_dst + %s;", ct(s->outs[j]->elem), j, be_vname(s->outs[j]), wp[0]); }
+        be_line(b, "const unsigned g_lt = (1u << g_lane) - 1u;  /* the lanes before this one */");
+        be_line(b, "uint32_t g_run = 0u;");
+        for (int u = 0; u < I; u++) {
+            be_line(b, "{");
+            b->indent++;
+            be_line(b, "const unsigned g_m = __ballot_sync(0xffffffffu, (g_bits >> %d) & 1u);", u);
+            be_line(b, "if ((g_bits >> %d) & 1u) {", u);
+            for (int j = 0; j < nv; j++) { be_line(b, "    g_o%d[g_run + __popc(g_m & g_lt)] = g_v%d_%d;", j, j, u); }
+            be_line(b, "}");
+            be_line(b, "g_run += __popc(g_m);");
+            b->indent--;
+            be_line(b, "}");
+        }
+        be_line(b, "if (g_base + %d >= %s && threadIdx.x == 0) {", B * I, n);
+        be_line(b, "    *%s_out = g_dst + (int64_t)g_cnt;  /* the last tile knows the total */", be_vname(s->outs[nv]));
+        be_line(b, "}");
+    } else {
+        for (int q = 0, at = 0; q < nsc; q++) {
+            apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
+            at += ops[q].arity;
+        }
+        be_line(b, "/* phase 5: each item's prefix, the post map, outputs staged for coalesced stores */");
+        be_line(b, "__syncthreads();");
+        int sw = ir_stmt_scan_width(s);
+        int off2 = 0;
+        for (int j = 0; j < nout; j++) {
+            be_line(b, "%s *g_so%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), off2);
+            off2 += staging_bytes(s->outs[j]->elem, B * I);
+        }
+        for (int u = 0; u < I; u++) {
+            be_line(b, "{");
+            b->indent++;
+            be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
+            const char **val = calloc((size_t)sw + 1, sizeof *val);
+            int at = 0;
+            for (int q = 0; q < nsc; q++) {
+                const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
+                for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
+                if (ops[q].exclusive) {
+                    for (int j = 0; j < ops[q].arity; j++) {
+                        char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
+                        be_line(b, "const %s %s = %s;", ct(wt[at + j]), t, pre[at + j]);
+                        val[at + j] = t;
+                    }
+                    apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
+                } else {
+                    apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
+                    for (int j = 0; j < ops[q].arity; j++) {
+                        char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
+                        be_line(b, "const %s %s = %s;", ct(wt[at + j]), t, pre[at + j]);
+                        val[at + j] = t;
+                    }
+                }
+                free(xs);
+                at += ops[q].arity;
+            }
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            if (s->post) {
+                const char **pr = calloc((size_t)s->post->nres + 1, sizeof *pr);
+                be_lambda(&c->x, s->post, val, pr);
+                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[gpuc_pad(threadIdx.x * %d + %d, %d)] = %s;", j, I, u, pad_shift(s->outs[j]->elem), pr[j]); }
+                free(pr);
+            } else {
+                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[gpuc_pad(threadIdx.x * %d + %d, %d)] = %s;", j, I, u, pad_shift(s->outs[j]->elem), val[j]); }
+            }
+            free(val);
+            b->indent--;
+            be_line(b, "}");
+        }
+        be_line(b, "__syncthreads();");
+        for (int u = 0; u < I; u++) {
+            be_line(b, "if (g_base + %d + threadIdx.x < %s) {", u * B, n);
+            for (int j = 0; j < nout; j++) {
+                be_line(b, "    %s[g_base + %d + threadIdx.x] = g_so%d[gpuc_pad(%d + threadIdx.x, %d)];", be_vname(s->outs[j]), u * B, j, u * B, pad_shift(s->outs[j]->elem));
+            }
+            be_line(b, "}");
+        }
+    }
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    free(ne); free(agg); free(wv); free(el); free(ws); free(tex); free(wp); free(ta); free(ex); free(pv); free(inc);
+    free(pre); free(exs); free(wt);
+    kp_free(&p);
+}
+

@@ -1,0 +1,129 @@
+/* stride.c: the grid-stride loop over elements that map and reduce
+ * kernels share: several items per thread written out (`unroll` copies),
+ * 16-byte vector loads/stores when every array has the same element size
+ * and the pointers are aligned, an in-order chunk per thread for
+ * non-commutative reductions. */
+#include "cuda_emit.h"
+
+/* The grid-stride loop over elements shared by map and reduce kernels. */
+void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    const char *n = width_expr(c, s);
+    int B = k->block, I = k->items, U = k->unroll;
+    if (s->nreds && !k->ordered) {
+        be_line(b, "/* commutative operators: the elements are folded in any order (strided, vectors) */");
+    }
+    if (k->vectorize) {
+        int V = k->vec, G = I / V;
+        int nm = ir_stmt_nmapped(s);
+        int first = s->nouts - nm;
+        be_line(b, "/* 16-byte vectors of %d: %d per thread in flight */", V, G);
+        be_printf(b, "    if (((");
+        bool any = false;
+        for (int i = 0; i < s->nins; i++) { be_printf(b, "%s(uintptr_t)%s", any ? " | " : "", be_vname(s->ins[i])); any = true; }
+        for (int o = 0; o < nm; o++) { be_printf(b, "%s(uintptr_t)%s", any ? " | " : "", be_vname(s->outs[first + o])); any = true; }
+        be_printf(b, "%s) & 15) == 0) {\n", any ? "" : "0");
+        b->indent++;
+        be_line(b, "const int64_t g_nv = %s / %d;", n, V);
+        be_line(b, "for (int64_t g_vb = (int64_t)blockIdx.x * %d + threadIdx.x; g_vb < g_nv; g_vb += (int64_t)gridDim.x * %d) {", B * G, B * G);
+        b->indent++;
+        for (int u = 0; u < G; u++) {
+            be_line(b, "/* unrolled copy %d of %d: vector loads */", u + 1, G);
+            be_line(b, "const int64_t g_v%d = g_vb + %d;", u, u * B);
+            for (int i = 0; i < s->nins; i++) {
+                be_line(b, "gpuc_v16_%s g_a%d_%d;", ir_scalar_name(s->ins[i]->elem), i, u);
+                be_line(b, "if (g_v%d < g_nv) { g_a%d_%d = ((const gpuc_v16_%s *)%s)[g_v%d]; }", u, i, u, ir_scalar_name(s->ins[i]->elem), be_vname(s->ins[i]), u);
+            }
+        }
+        for (int u = 0; u < G; u++) {
+            be_line(b, "if (g_v%d < g_nv) {", u);
+            b->indent++;
+            for (int o = 0; o < nm; o++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[first + o]->elem), o); }
+            for (int l = 0; l < V; l++) {
+                be_line(b, "{ /* lane %d */", l);
+                b->indent++;
+                be_line(b, "const int64_t g_i = g_v%d * %d + %d;  (void)g_i;", u, V, l);
+                c->x.idx[0] = "g_i";
+                c->x.idx[1] = "g_i";
+                const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
+                for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "g_a%d_%d.v[%d]", i, u, l); }
+                const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+                be_lambda(&c->x, s->map, pn, res);
+                int sw = ir_stmt_scan_width(s), rw = ir_stmt_red_width(s), pos = sw;
+                for (int r = 0; r < s->nreds; r++) {
+                    apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+                    pos += s->reds[r].arity;
+                }
+                for (int o = 0; o < nm; o++) { be_line(b, "g_w%d.v[%d] = %s;", o, l, res[sw + rw + o]); }
+                free(res);
+                free(pn);
+                b->indent--;
+                be_line(b, "}");
+            }
+            for (int o = 0; o < nm; o++) {
+                be_line(b, "((gpuc_v16_%s *)%s)[g_v%d] = g_w%d;", ir_scalar_name(s->outs[first + o]->elem), be_vname(s->outs[first + o]), u, o);
+            }
+            b->indent--;
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "/* the tail that does not fill a vector */");
+        be_line(b, "for (int64_t g_i = g_nv * %d + (int64_t)blockIdx.x * %d + threadIdx.x; g_i < %s; g_i += (int64_t)gridDim.x * %d) {", V, B, n, B);
+        b->indent++;
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        const char **res = map_body(c, s, "g_i");
+        element(c, s, res, "g_i", racc);
+        free(res);
+        b->indent--;
+        be_line(b, "}");
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+    }
+    if (k->ordered) {
+        be_line(b, "/* non-commutative operator: each thread reduces a contiguous chunk, in order */");
+        be_line(b, "const int64_t g_threads = (int64_t)gridDim.x * %d;", B);
+        be_line(b, "const int64_t g_chunk = (%s + g_threads - 1) / g_threads;", n);
+        be_line(b, "const int64_t g_lo = ((int64_t)blockIdx.x * %d + threadIdx.x) * g_chunk;", B);
+        be_line(b, "for (int64_t g_i = g_lo; g_i < g_lo + g_chunk && g_i < %s; g_i++) {", n);
+        b->indent++;
+        map_element(c, s, racc);
+        b->indent--;
+        be_line(b, "}");
+    } else {
+        be_line(b, "/* %d threads x %d items, grid-stride, unrolled by %d */", B, I, U);
+        be_line(b, "for (int64_t g_base = (int64_t)blockIdx.x * %d + threadIdx.x; g_base < %s; g_base += (int64_t)gridDim.x * %d) {", B * I, n, B * I);
+        b->indent++;
+        if (I > U) {
+            be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U);
+            b->indent++;
+        }
+        for (int u = 0; u < U; u++) {
+            be_line(b, "{ /* unrolled copy %d of %d */", u + 1, U);
+            b->indent++;
+            if (I > U) { be_line(b, "const int64_t g_i = g_base + (int64_t)(g_u + %d) * %d;", u, B); }
+            else { be_line(b, "const int64_t g_i = g_base + %d;", u * B); }
+            be_line(b, "if (g_i < %s) {", n);
+            b->indent++;
+            map_element(c, s, racc);
+            b->indent--;
+            be_line(b, "}");
+            b->indent--;
+            be_line(b, "}");
+        }
+        if (I > U) {
+            b->indent--;
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+    }
+    if (k->vectorize) {
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
