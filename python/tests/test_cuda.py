@@ -21,15 +21,21 @@ import threading
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import pytest
+except ImportError:
+    # a plain-script run without pytest: the shared helpers' decorators as no-ops
+    import types
+    _stub = types.ModuleType("pytest")
+    _stub.fixture = lambda *a, **k: (a[0] if a and callable(a[0]) else (lambda f: f))
+    _stub.param = lambda *a, **k: a
+    _stub.mark = types.SimpleNamespace(parametrize=lambda *a, **k: (lambda f: f))
+    sys.modules["pytest"] = _stub
+    pytest = None
 import conftest  # noqa: E402  (sets GPUC_CACHE_DIR)
 import gpuc  # noqa: E402
 from gpuc import _cuda, _paths, _types  # noqa: E402
 from test_examples import FILES, _components, _inputs  # noqa: E402
-
-try:
-    import pytest
-except ImportError:
-    pytest = None
 
 
 class Skip(Exception):
