@@ -238,6 +238,54 @@ static void template_comment(BeBuf *b, IrEntry *e) {
     be_printf(b, "\n");
 }
 
+/* The generic calling convention: one uniform thunk per entry, for callers
+ * that learn the entries at run time (the Python package, gpuc.load). The
+ * value and table types are shared by every library's header (a guard). */
+static void table_header(BeBuf *b, const char *L) {
+    be_printf(b,
+        "/* ---- The generic entry table: every entry through one signature ----\n"
+        " * For callers that learn the entries at run time (gpuc's Python package).\n"
+        " * A value is one component (struct and tuple values flattened as above,\n"
+        " * the leaves depth first, as runner/gpuc_program.h describes): a scalar in\n"
+        " * .scalar, or a row-major device array at .data with .shape. Arguments: kind,\n"
+        " * rank, shape and data (or scalar) set. Results: kind and rank set; .data 0\n"
+        " * asks the library to allocate (free it with %s_free_device; .shape gets\n"
+        " * the size, also for sizes known only after the call), else .data is the\n"
+        " * caller's device memory of exactly .shape that the result is written to.\n"
+        " * Scalar results arrive in .scalar (the call waits for its kernels).\n"
+        " * call() runs on cu_stream (a CUstream of the library's context, NULL the\n"
+        " * default stream): it makes it the context's stream, after waiting for the\n"
+        " * previous stream when it differs (device blocks are reused across calls).\n"
+        " * Calls through the table are serialized per library. */\n"
+        "#ifndef GPUC_LIB_VALUE_DEFINED\n"
+        "#define GPUC_LIB_VALUE_DEFINED\n"
+        "/* grep \"ORDER KIND\": the numbering of runner/gpuc_program.h's GpucKind */\n"
+        "enum { GPUC_LIB_BOOL = 0, GPUC_LIB_I32, GPUC_LIB_I64, GPUC_LIB_U32, GPUC_LIB_U64, GPUC_LIB_F32, GPUC_LIB_F64 };\n"
+        "typedef struct GpucLibValue {\n"
+        "  int kind;           /* GPUC_LIB_BOOL ... GPUC_LIB_F64 */\n"
+        "  int rank;           /* 0 (a scalar), 1 or 2 */\n"
+        "  int64_t shape[2];   /* rank 1: shape[0] elements; rank 2: rows, columns; unused entries 0 */\n"
+        "  GpucDevPtr data;    /* arrays: the device address (see above for results) */\n"
+        "  union { bool b; int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; float f32; double f64; } scalar;\n"
+        "} GpucLibValue;\n"
+        "typedef struct GpucLibEntryInfo {\n"
+        "  const char *name;                 /* the entry, \"saxpy\" */\n"
+        "  int num_params;\n"
+        "  const char *const *param_names;   /* gdsl parameter names */\n"
+        "  const char *const *param_types;   /* gdsl type strings, \"f32[n]\" (runner/gpuc_program.h) */\n"
+        "  const char *result_type;          /* \"f32[n]\", \"(i32[n], i64)\" */\n"
+        "  int num_args, num_results;        /* components of the parameters and of the result */\n"
+        "  /* lib is the library's NAME_lib *; GPUC_SUCCESS or a status with NAME_last_error() */\n"
+        "  GpucStatus (*call)(void *lib, void *cu_stream, const GpucLibValue *args, GpucLibValue *results);\n"
+        "} GpucLibEntryInfo;\n"
+        "#endif\n"
+        "/* The entries in manifest order; *count gets how many. */\n"
+        "const GpucLibEntryInfo *%s_entry_table(int *count);\n"
+        "/* Free a device block a table call allocated for a result (0 is ok). */\n"
+        "GpucStatus %s_free_device(%s_lib *lib, GpucDevPtr data);\n\n",
+        L, L, L, L);
+}
+
 int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o) {
     BeBuf b = { 0 }, t = { 0 };
     const char *L = o->name;
@@ -328,6 +376,7 @@ int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o) {
         be_printf(&b, ";\n\n");
         comps_free(&cs);
     }
+    table_header(&b, L);
     be_printf(&b, "#ifdef __cplusplus\n}\n#endif\n#endif /* %s */\n", guard);
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
@@ -600,6 +649,186 @@ static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e) {
     comps_free(&cs);
 }
 
+/* ---- the generic entry table (see table_header) ---- */
+
+static void c_str(BeBuf *b, const char *s) {
+    be_printf(b, "\"");
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') { be_printf(b, "\\%c", ch); }
+        else if (ch < 0x20 || ch >= 0x7f) { be_printf(b, "\\%03o", ch); }
+        else { be_printf(b, "%c", ch); }
+    }
+    be_printf(b, "\"");
+}
+
+/* The helpers every thunk uses: argument checks, the call's stream, results
+ * handed over or copied into the caller's memory. */
+static void table_support(BeBuf *b, const char *L) {
+    be_printf(b,
+        "/* ---- the generic entry table ---- */\n"
+        "/* calls through the table set the context's stream: one at a time */\n"
+        "static pthread_mutex_t gpuc_table_lock = PTHREAD_MUTEX_INITIALIZER;\n"
+        "static const char *const gpuc_table_kinds[] = { \"bool\", \"i32\", \"i64\", \"u32\", \"u64\", \"f32\", \"f64\" };\n"
+        "static const char *gpuc_table_kind(int k) { return k >= 0 && k < 7 ? gpuc_table_kinds[k] : \"?\"; }\n"
+        "static GpucStatus gpuc_table_check(const char *fn, const char *what, const GpucLibValue *v, int n, const int *kinds,\n"
+        "                                   const int *ranks, const char *const *labels) {\n"
+        "    for (int i = 0; i < n; i++) {\n"
+        "        if (v[i].kind != kinds[i] || v[i].rank != ranks[i]) {\n"
+        "            return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%%s: %%s '%%s' must be %%s of rank %%d, got %%s of rank %%d\", fn, what,\n"
+        "                                 labels[i], gpuc_table_kind(kinds[i]), ranks[i], gpuc_table_kind(v[i].kind), v[i].rank);\n"
+        "        }\n"
+        "        if (v[i].rank && (v[i].shape[0] < 0 || (v[i].rank == 2 && v[i].shape[1] < 0))) {\n"
+        "            return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%%s: %%s '%%s' has a negative size\", fn, what, labels[i]);\n"
+        "        }\n"
+        "    }\n"
+        "    return GPUC_SUCCESS;\n"
+        "}\n"
+        "/* the call's stream as the context's, after the previous one is done */\n"
+        "static GpucStatus gpuc_table_stream(%s_lib *lib, const char *fn, void *cu_stream) {\n"
+        "    if (gpuc_stream_handle(lib->ctx, NULL) == cu_stream) { return GPUC_SUCCESS; }\n"
+        "    GpucStatus st = gpuc_stream_synchronize(lib->ctx, NULL);\n"
+        "    if (st != GPUC_SUCCESS) { return gpuc_lib_fail(st, \"%%s: %%s\", fn, gpuc_last_error()); }\n"
+        "    gpuc_context_swap_stream(lib->ctx, cu_stream);\n"
+        "    return GPUC_SUCCESS;\n"
+        "}\n"
+        "/* a result array of the typed entry into the caller's value: handed over\n"
+        " * (data 0) or copied into the caller's memory */\n"
+        "static GpucStatus gpuc_table_result(%s_lib *lib, const char *fn, const char *label, GpucLibValue *r, GpucLibArray *a) {\n"
+        "    int64_t rows = a->shape[0], cols = a->rank == 2 ? a->shape[1] : 0;\n"
+        "    if (!r->data) {\n"
+        "        r->data = a->data;\n"
+        "        r->shape[0] = rows;\n"
+        "        r->shape[1] = cols;\n"
+        "        a->owned = 0;\n"
+        "        return GPUC_SUCCESS;\n"
+        "    }\n"
+        "    if (r->shape[0] != rows || r->shape[1] != cols) {\n"
+        "        return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%%s: result '%%s' has shape (%%lld, %%lld) but the given array has (%%lld, %%lld)\",\n"
+        "                             fn, label, (long long)rows, (long long)cols, (long long)r->shape[0], (long long)r->shape[1]);\n"
+        "    }\n"
+        "    size_t bytes = (size_t)rows * (size_t)(cols ? cols : 1) * a->elem;\n"
+        "    GpucStatus st = bytes ? gpuc_memcpy_dtod_async(lib->ctx, r->data, a->data, bytes, NULL) : GPUC_SUCCESS;\n"
+        "    return st == GPUC_SUCCESS ? st : gpuc_lib_fail(st, \"%%s: %%s\", fn, gpuc_last_error());\n"
+        "}\n"
+        "GPUC_LIB_API GpucStatus %s_free_device(%s_lib *lib, GpucDevPtr data) {\n"
+        "    if (!data) { return GPUC_SUCCESS; }\n"
+        "    if (!lib) { return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%s_free_device: lib is NULL\"); }\n"
+        "    GpucStatus st = gpuc_mem_free(lib->ctx, data);\n"
+        "    return st == GPUC_SUCCESS ? st : gpuc_lib_fail(st, \"%s_free_device: %%s\", gpuc_last_error());\n"
+        "}\n\n",
+        L, L, L, L, L, L);
+}
+
+/* The component descriptions of one side of an entry as static arrays. */
+static void table_comp_arrays(BeBuf *b, const char *e, const char *side, const Comp *cs, int n) {
+    be_printf(b, "static const int gpuc_table_%s_%s_kinds[] = {", e, side);
+    for (int i = 0; i < n; i++) { be_printf(b, "%s %d", i ? "," : "", (int)cs[i].v->elem); }
+    be_printf(b, "%s };\n", n ? "" : " 0");
+    be_printf(b, "static const int gpuc_table_%s_%s_ranks[] = {", e, side);
+    for (int i = 0; i < n; i++) { be_printf(b, "%s %d", i ? "," : "", cs[i].v->rank); }
+    be_printf(b, "%s };\n", n ? "" : " 0");
+    be_printf(b, "static const char *const gpuc_table_%s_%s_labels[] = {", e, side);
+    for (int i = 0; i < n; i++) { be_printf(b, "%s ", i ? "," : ""); c_str(b, cs[i].label); }
+    be_printf(b, "%s };\n", n ? "" : " \"\"");
+}
+
+/* gpuc_table_ENTRY: the entry on GpucLibValues, through the typed wrapper
+ * NAME_ENTRY (its size checks, lock and launcher) on arrays that wrap the
+ * caller's device pointers. */
+static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
+    Comps cs = entry_comps(e);
+    BeBuf t = { 0 };
+    const char *E = e->name;
+    table_comp_arrays(b, E, "in", cs.in, cs.nin);
+    table_comp_arrays(b, E, "out", cs.out, cs.nout);
+    be_printf(b, "static GpucStatus gpuc_table_%s(void *lib_, void *cu_stream, const GpucLibValue *args, GpucLibValue *results) {\n", E);
+    b->indent = 1;
+    be_line(b, "%s_lib *lib = (%s_lib *)lib_;", L, L);
+    be_line(b, "static const char fn[] = \"%s_%s\";", L, E);
+    be_line(b, "if (!lib || (!args && %d) || (!results && %d)) { return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%%s: a NULL argument\", fn); }", cs.nin, cs.nout);
+    be_line(b, "GpucStatus g_st = gpuc_table_check(fn, \"argument\", args, %d, gpuc_table_%s_in_kinds, gpuc_table_%s_in_ranks, gpuc_table_%s_in_labels);", cs.nin, E, E, E);
+    be_line(b, "if (g_st == GPUC_SUCCESS) { g_st = gpuc_table_check(fn, \"result\", results, %d, gpuc_table_%s_out_kinds, gpuc_table_%s_out_ranks, gpuc_table_%s_out_labels); }", cs.nout, E, E, E);
+    be_line(b, "if (g_st != GPUC_SUCCESS) { return g_st; }");
+    for (int i = 0; i < cs.nin; i++) {
+        const IrValue *v = cs.in[i].v;
+        if (!v->rank) { continue; }
+        be_line(b, "struct %s g_in%d = { { { args[%d].shape[0], %s }, %d, sizeof(%s), args[%d].data, 0 } };", arr_type(&t, L, v), i, i,
+                v->rank == 2 ? "0" : "1", v->rank, ir_scalar_ctype(v->elem), i);
+        if (v->rank == 2) { be_line(b, "g_in%d.a.shape[1] = args[%d].shape[1];", i, i); }
+    }
+    for (int i = 0; i < cs.nout; i++) {
+        const IrValue *v = cs.out[i].v;
+        if (v->rank) { be_line(b, "%s *g_out%d = NULL;", arr_type(&t, L, v), i); }
+        else { be_line(b, "%s g_out%d = 0;", ir_scalar_ctype(v->elem), i); }
+        be_line(b, "const int g_given%d = results[%d].data != 0;", i, i);
+    }
+    be_line(b, "pthread_mutex_lock(&gpuc_table_lock);");
+    be_line(b, "g_st = gpuc_table_stream(lib, fn, cu_stream);");
+    be_line(b, "if (g_st == GPUC_SUCCESS) {");
+    be_printf(b, "        g_st = %s_%s(lib", L, E);
+    for (int i = 0; i < cs.nin; i++) {
+        const IrValue *v = cs.in[i].v;
+        if (v->rank) { be_printf(b, ", &g_in%d", i); }
+        else { be_printf(b, ", args[%d].scalar.%s", i, v->elem == IR_BOOL ? "b" : ir_scalar_name(v->elem)); }
+    }
+    for (int i = 0; i < cs.nout; i++) { be_printf(b, ", &g_out%d", i); }
+    be_printf(b, ");\n");
+    be_line(b, "}");
+    for (int i = 0; i < cs.nout; i++) {
+        const IrValue *v = cs.out[i].v;
+        if (v->rank) {
+            be_line(b, "if (g_st == GPUC_SUCCESS) { g_st = gpuc_table_result(lib, fn, gpuc_table_%s_out_labels[%d], &results[%d], &g_out%d->a); }", E, i, i, i);
+        } else {
+            be_line(b, "if (g_st == GPUC_SUCCESS) { results[%d].scalar.%s = g_out%d; }", i, v->elem == IR_BOOL ? "b" : ir_scalar_name(v->elem), i);
+        }
+    }
+    be_line(b, "/* the typed results' wrappers (and their blocks unless handed over); on");
+    be_line(b, " * failure the blocks handed over so far too */");
+    for (int i = 0; i < cs.nout; i++) {
+        const IrValue *v = cs.out[i].v;
+        if (!v->rank) { continue; }
+        be_line(b, "if (g_st != GPUC_SUCCESS && !g_given%d && results[%d].data) {", i, i);
+        be_line(b, "    gpuc_mem_free(lib->ctx, results[%d].data);", i);
+        be_line(b, "    results[%d].data = 0;", i);
+        be_line(b, "}");
+        be_line(b, "if (g_out%d) { gpuc_lib_free(lib, fn, &g_out%d->a); }", i, i);
+    }
+    be_line(b, "pthread_mutex_unlock(&gpuc_table_lock);");
+    be_line(b, "return g_st;");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    be_buf_free(&t);
+    comps_free(&cs);
+}
+
+static void entry_table(BeBuf *b, const char *L, IrModule *m) {
+    table_support(b, L);
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        entry_thunk(b, L, e);
+        be_printf(b, "static const char *const gpuc_table_%s_pnames[] = {", e->name);
+        for (int g = 0; g < e->ngroups_in; g++) { be_printf(b, "%s ", g ? "," : ""); c_str(b, e->groups_in[g].name); }
+        be_printf(b, "%s };\nstatic const char *const gpuc_table_%s_ptypes[] = {", e->ngroups_in ? "" : " NULL", e->name);
+        for (int g = 0; g < e->ngroups_in; g++) { be_printf(b, "%s ", g ? "," : ""); c_str(b, e->param_types ? e->param_types[g] : "?"); }
+        be_printf(b, "%s };\n", e->ngroups_in ? "" : " NULL");
+    }
+    be_printf(b, "static const GpucLibEntryInfo gpuc_table[] = {\n");
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        Comps cs = entry_comps(e);
+        be_printf(b, "    { \"%s\", %d, gpuc_table_%s_pnames, gpuc_table_%s_ptypes, ", e->name, e->ngroups_in, e->name, e->name);
+        c_str(b, e->result_type ? e->result_type : "?");
+        be_printf(b, ", %d, %d, gpuc_table_%s },\n", cs.nin, cs.nout, e->name);
+        comps_free(&cs);
+    }
+    be_printf(b, "    { NULL, 0, NULL, NULL, NULL, 0, 0, NULL },\n};\n");
+    be_printf(b, "GPUC_LIB_API const GpucLibEntryInfo *%s_entry_table(int *count) {\n"
+                 "    if (count) { *count = %d; }\n"
+                 "    return gpuc_table;\n}\n",
+              L, m->nentries);
+}
+
 int be_emit_lib_source(FILE *out, IrModule *m, const BeLibOptions *o) {
     BeBuf b = { 0 };
     const char *L = o->name;
@@ -619,6 +848,7 @@ int be_emit_lib_source(FILE *out, IrModule *m, const BeLibOptions *o) {
         }
     }
     for (int i = 0; i < m->nentries; i++) { entry_wrapper(&b, L, m->entries[i]); }
+    entry_table(&b, L, m);
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     return 0;
@@ -666,6 +896,7 @@ int be_emit_lib_manifest(FILE *out, IrModule *m, const BeLibOptions *o) {
     be_printf(&b, ",\n  \"source\": ");
     json_str(&b, o->source ? o->source : m->file);
     be_printf(&b, ",\n  \"header\": \"%s.h\",\n  \"static_library\": \"lib%s.a\",\n  \"shared_library\": \"lib%s.so\",\n", L, L, L);
+    be_printf(&b, "  \"entry_table\": \"%s_entry_table\",\n", L);
     be_printf(&b, "  \"images\": [");
     if (o->archs && *o->archs) {
         const char *p = o->archs;

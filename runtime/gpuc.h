@@ -124,6 +124,12 @@ void gpuc_context_clear_error(GpucContext *ctx);
 GpucStatus gpuc_context_synchronize(GpucContext *ctx);
 GpucStatus gpuc_context_device_info(GpucContext *ctx, GpucDeviceInfo *info);
 void *gpuc_context_handle(GpucContext *ctx);       /* the CUcontext */
+/* Make cu_stream (a CUstream of the context's CUcontext, not owned; NULL: the
+ * legacy default stream) the context's stream for the calls that follow, and
+ * return the previous one. It does not wait for work queued on the old stream
+ * and is not ordered with other threads' calls on ctx: callers serialize
+ * (the generic entry table of --emit=lib libraries does, docs/library.md). */
+void *gpuc_context_swap_stream(GpucContext *ctx, void *cu_stream);
 int gpuc_context_debug(GpucContext *ctx);
 int gpuc_context_profiling(GpucContext *ctx);
 

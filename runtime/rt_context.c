@@ -479,6 +479,15 @@ void *gpuc_context_handle(GpucContext *ctx) {
   return ctx ? (void *)ctx->cu_ctx : NULL;
 }
 
+void *gpuc_context_swap_stream(GpucContext *ctx, void *cu_stream) {
+  if (!ctx) {
+    return NULL;
+  }
+  void *previous = (void *)ctx->stream;
+  ctx->stream = (CUstream)cu_stream;
+  return previous;
+}
+
 int gpuc_context_debug(GpucContext *ctx) {
   return ctx ? ctx->debug : 0;
 }

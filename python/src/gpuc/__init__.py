@@ -12,15 +12,17 @@ and flattened by gpuc/_types.py. docs/python.md is the user's guide.
 """
 
 import inspect
+import json
 import os
 import pathlib
 import re
+import threading
 
 import numpy as np
 
 from . import _cbackend, _paths, _types
 
-__all__ = ["compile", "Error", "CompileError", "ExecutionError", "Module", "version"]
+__all__ = ["compile", "load", "Error", "CompileError", "ExecutionError", "Module", "version"]
 
 
 class Error(Exception):
@@ -141,6 +143,8 @@ class Entry:
 
     def __call__(self, *args, **kwargs):
         name = self.name
+        names = [p for p, _ in self.params]
+        options = {k: kwargs.pop(k) for k in ("out", "sync") if k in kwargs and k not in names}
         if len(args) > len(self.params):
             raise TypeError("%s() takes %d arguments (%d given)" % (name, len(self.params), len(args)))
         values = list(args) + [None] * (len(self.params) - len(args))
@@ -157,7 +161,7 @@ class Entry:
         if missing:
             raise TypeError("%s() missing argument%s: %s" % (name, "s" if len(missing) > 1 else "",
                                                             ", ".join("'%s'" % m for m in missing)))
-        sizes = _types.Sizes(name)
+        sizes = _types.Sizes(name, self.module._device_view)
         comps = []
         for (p, t), v in zip(self.params, values):
             _types.flatten(t, v, "argument '%s'" % p, name, sizes, comps)
@@ -166,27 +170,44 @@ class Entry:
                 if v < 0:
                     raise ValueError("%s: argument '%s' is a size and must not be negative, got %d" % (name, p, v))
                 sizes.bind(p, int(v), "argument '%s'" % p)
-        return self.module._run(self, comps, sizes)
+        return self.module._run(self, comps, sizes, **options)
+
+
+class EntryFunction:
+    """What a module attribute holds: call it like a function (help() shows
+    the gdsl signature and place); subscript it for a template instance:
+    m.dot[numpy.float64, 512] or m.dot[dict(T=numpy.float64, BLOCK=512)]."""
+
+    def __init__(self, entry):
+        self.entry = entry
+        self.__name__ = self.__qualname__ = entry.name
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p, _ in entry.params])
+
+    def __call__(self, *args, **kwargs):
+        return self.entry(*args, **kwargs)
+
+    def __getitem__(self, key):
+        return self.entry.module._instance(self.entry.name, key)
+
+    def __repr__(self):
+        return "<gpuc entry %s>" % self.entry.signature_text()
 
 
 def _make_function(entry):
-    """A plain function for entry, so help() shows its gdsl signature and place."""
-    def call(*args, **kwargs):
-        return entry(*args, **kwargs)
-    call.__name__ = entry.name
-    call.__qualname__ = entry.name
-    call.__doc__ = entry.doc()
-    call.__signature__ = inspect.Signature(
-        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p, _ in entry.params])
-    call.entry = entry
-    return call
+    """An EntryFunction of a class of its own whose docstring is the entry's (for help())."""
+    cls = type(entry.name, (EntryFunction,), {"__doc__": entry.doc()})
+    return cls(entry)
 
 
 class Module:
     """A compiled program: each entry (and exported instance) is an attribute."""
 
+    _device_view = None     # the C backend takes NumPy arrays only
+
     def __init__(self, program, backend, source_text, name):
         self._program = program
+        self._origin = None     # (source, defines, arch) for template instances
         self.backend = backend
         self.name = name
         where = {m.group(3): "%s:%s" % (m.group(1), m.group(2)) for m in _ENTRY_LINE.finditer(source_text)}
@@ -203,7 +224,38 @@ class Module:
     def __dir__(self):
         return list(self.entries) + ["backend", "entries", "name"]
 
-    def _run(self, entry, comps, sizes):
+    def _instance(self, entry_name, key):
+        """The entry of a template instance, compiled once per process (and cached on disk)."""
+        if self._origin is None:
+            raise Error("gpuc: %s: template instances need a module made by gpuc.compile" % entry_name)
+        source, defines, arch = self._origin
+        params = _template_params(source, defines, entry_name)
+        if isinstance(key, dict):
+            values = key
+        else:
+            key = key if isinstance(key, tuple) else (key,)
+            if len(key) > len(params):
+                raise TypeError("%s has %d template parameter%s (%s), got %d values"
+                                % (entry_name, len(params), "" if len(params) == 1 else "s", ", ".join(params),
+                                   len(key)))
+            values = dict(zip(params, key))
+        unknown = [k for k in values if k not in params]
+        if unknown:
+            raise TypeError("%s has no template parameter %s (it has: %s)"
+                            % (entry_name, ", ".join(map(str, unknown)), ", ".join(params) or "none"))
+        merged = _define_list(defines) + ["%s.%s=%s" % (entry_name, k, _define_value(v)) for k, v in values.items()]
+        ckey = (self.backend, _source_key(source), arch, tuple(merged))
+        with _instances_lock:
+            module = _instances.get(ckey)
+        if module is None:
+            module = compile(source, defines=merged, arch=arch, backend=self.backend)
+            with _instances_lock:
+                _instances[ckey] = module
+        return getattr(module, entry_name)
+
+    def _run(self, entry, comps, sizes, out=None, sync=True):
+        if out is not None:
+            raise TypeError("%s: out= needs the CUDA backend (device arrays)" % entry.name)
         args, keep = [], []
         for a in comps:
             rows = a.shape[0] if a.ndim >= 1 else 0
@@ -232,13 +284,39 @@ class Module:
 _KIND_INDEX = {(_types.DTYPES[k].kind, _types.DTYPES[k].itemsize): i for i, k in enumerate(_types.KINDS)}
 
 
+_instances = {}
+_instances_lock = threading.Lock()
+_template_cache = {}
+
+
+def _define_list(defines):
+    return _defines(defines)
+
+
+def _source_key(source):
+    return ("path", os.fspath(source)) if isinstance(source, pathlib.PurePath) else ("text", source)
+
+
+def _template_params(source, defines, entry_name):
+    """The template parameter names of an entry, in order (from the manifest)."""
+    key = (_source_key(source), tuple(_define_list(defines)))
+    manifest = _template_cache.get(key)
+    if manifest is None:
+        outputs, _ = _compile_text("manifest", source, defines, lib_name="gpuc_py")
+        manifest = _template_cache[key] = json.loads(outputs.get("manifest", "{}"))
+    for e in manifest.get("entries", []):
+        if e["name"] == entry_name:
+            return [t["name"] for t in e.get("template", [])]
+    raise Error("gpuc: no entry %s" % entry_name)
+
+
 def _pick_backend(backend):
     if backend not in ("auto", "c", "cuda"):
         raise ValueError("gpuc.compile: backend must be 'auto', 'c' or 'cuda', not %r" % (backend,))
-    if backend == "cuda":
-        raise Error("gpuc.compile: the CUDA backend is not available in this build of the package yet; "
-                    "use backend='c'")
-    return "c"
+    if backend == "auto":
+        from . import _cuda
+        return "cuda" if _cuda.usable() else "c"
+    return backend
 
 
 def compile(source, *, defines=None, arch=None, backend="auto"):
@@ -247,9 +325,23 @@ def compile(source, *, defines=None, arch=None, backend="auto"):
     'matmul.T': numpy.float64} or ['TILE=16']). backend: 'c', 'cuda' or 'auto'
     (CUDA when a GPU is usable, else C). Returns a Module; raises CompileError."""
     which = _pick_backend(backend)
-    outputs, files = _compile_text("program", source, defines)
-    text = outputs.get("source", "")
-    path = _cbackend.build(text)
-    program = _ext().load_program(path)
-    name = files[0] if files else "<string>"
-    return Module(program, which, text, name)
+    if which == "cuda":
+        from . import _cudamodule
+        module = _cudamodule.compile_cuda(source, defines, arch)
+    else:
+        outputs, files = _compile_text("program", source, defines)
+        text = outputs.get("source", "")
+        path = _cbackend.build(text)
+        program = _ext().load_program(path)
+        name = files[0] if files else "<string>"
+        module = Module(program, which, text, name)
+    module._origin = (source, defines, arch)
+    return module
+
+
+def load(path):
+    """A library made by `gpuc --emit=lib -o DIR/libNAME`: path is DIR/NAME.json
+    (its manifest), DIR/libNAME.so, or DIR/libNAME. Its entries run on the CUDA
+    backend as a compiled module's do; nothing is compiled."""
+    from . import _cudamodule
+    return _cudamodule.load_lib(path)

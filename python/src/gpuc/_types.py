@@ -161,9 +161,10 @@ def numpy_dtype(t):
 class Sizes:
     """The size variables bound so far by the arguments of one call."""
 
-    def __init__(self, entry):
+    def __init__(self, entry, device_view=None):
         self.entry = entry
         self.values = {}    # name -> (value, which argument gave it)
+        self.device_view = device_view   # the CUDA backend's: device array -> DeviceArray
 
     def bind(self, name, value, what):
         if name == "_":
@@ -214,6 +215,15 @@ def _scalar_value(kind, value, what, entry):
 def _array_value(kind, dims, value, what, entry, sizes):
     """An ndarray of kind with len(dims) dimensions, C-contiguous (copied if it was not)."""
     dt = DTYPES[kind]
+    if not isinstance(value, np.ndarray) and (hasattr(value, "__cuda_array_interface__")
+                                              or hasattr(value, "__dlpack_device__")):
+        view = sizes.device_view(value) if sizes.device_view else None
+        if view is not None:
+            return _device_value(kind, dims, value, view, what, entry, sizes)
+        if hasattr(value, "__cuda_array_interface__") or (type(value).__module__ or "").startswith(("cupy", "torch")):
+            if getattr(value, "is_cuda", True):
+                raise TypeError("%s: %s is a device array (%s); the C backend takes NumPy arrays: compile with "
+                                "backend='cuda', or copy it to the host" % (entry, what, type(value).__name__))
     if not isinstance(value, np.ndarray):
         if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
             value = np.asarray(value)
@@ -231,6 +241,28 @@ def _array_value(kind, dims, value, what, entry, sizes):
     for i, d in enumerate(dims):
         sizes.bind(d, value.shape[i], "%s (dimension %d)" % (what, i))
     return np.ascontiguousarray(value)
+
+
+def _device_value(kind, dims, value, view, what, entry, sizes):
+    """A device array argument (a DeviceArray of gpuc/_cuda.py), checked as _array_value checks
+    NumPy arrays; a non-contiguous one is copied by its framework where it has one."""
+    dt = DTYPES[kind]
+    if view.dtype != dt:
+        raise TypeError("%s: %s must have dtype %s (%s), got %s; convert it with .astype(numpy.%s)"
+                        % (entry, what, dt.name, kind, view.dtype_text, dt.name))
+    if view.ndim != len(dims):
+        raise ValueError("%s: %s must have %d dimension%s (%s), got %d (shape %s)"
+                         % (entry, what, len(dims), "" if len(dims) == 1 else "s",
+                            kind + "".join("[%s]" % d for d in dims), view.ndim, view.shape))
+    for i, d in enumerate(dims):
+        sizes.bind(d, view.shape[i], "%s (dimension %d)" % (what, i))
+    if not view.contiguous:
+        from . import _cuda
+        copy = _cuda.contiguous(view, value)
+        if copy is None:
+            raise ValueError("%s: %s is a non-contiguous device array; pass a C-contiguous one" % (entry, what))
+        view = sizes.device_view(copy)
+    return view
 
 
 def _split(t, value, what, entry):

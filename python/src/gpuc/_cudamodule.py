@@ -1,0 +1,237 @@
+"""Modules on the CUDA backend: gpuc.compile(..., backend="cuda") and
+gpuc.load(path). An entry call flattens its arguments (gpuc/_types.py, with
+device arrays as gpuc/_cuda.py DeviceArrays), fills GpucLibValues, calls the
+library's thunk on the framework's current stream (ctypes releases the GIL)
+and builds the results as arrays of the arguments' framework."""
+
+import ctypes
+import json
+import os
+
+import numpy as np
+
+from . import CompileError, Entry, Error, ExecutionError, Module, _compile_text, _make_function, _types, _cuda
+
+_KIND = {k: i for i, k in enumerate(_types.KINDS)}
+
+
+def compile_cuda(source, defines, arch):
+    if arch is None:
+        arch = _cuda.device_arch(0)
+    lib, files = _compile_text("lib", source, defines, lib_name=_cuda.LIB_NAME, archs=arch)
+    cuda, _ = _compile_text("cuda", source, defines)
+    path = _cuda.build(lib["source"], lib["header"], cuda["source"], lib["manifest"], arch)
+    name = files[0] if files else "<string>"
+    return CudaModule(_cuda.Library(path, _cuda.LIB_NAME), json.loads(lib["manifest"]), name)
+
+
+def load_lib(path):
+    path = os.fspath(path)
+    if path.endswith(".json"):
+        manifest_path = path
+    else:
+        d, base = os.path.split(path)
+        base = base[3:] if base.startswith("lib") else base
+        for suffix in (".so", ".a"):
+            if base.endswith(suffix):
+                base = base[:-len(suffix)]
+        manifest_path = os.path.join(d, base + ".json")
+    try:
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    except OSError as e:
+        raise Error("gpuc.load: cannot read the library's manifest %s: %s" % (manifest_path, e.strerror))
+    if manifest.get("format") != "gpuc-lib-1":
+        raise Error("gpuc.load: %s is not a gpuc library manifest" % manifest_path)
+    so = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), manifest["shared_library"])
+    return CudaModule(_cuda.Library(so, manifest["name"]), manifest, manifest_path)
+
+
+class CudaModule(Module):
+    """A program on the CUDA backend (a --emit=lib library)."""
+
+    _device_view = staticmethod(_cuda.device_view)
+
+    def __init__(self, library, manifest, name):
+        self._library = library
+        self._origin = None
+        self.backend = "cuda"
+        self.name = name
+        source = manifest.get("source", name)
+        lines = {e["name"]: "%s:%s" % (source, e.get("line")) for e in manifest.get("entries", [])}
+        self.entries = {}
+        self._calls = []
+        for i, (ename, params, result, call) in enumerate(library.entries):
+            entry = Entry(self, i, ename, params, result, lines.get(ename))
+            self.entries[ename] = entry
+            self._calls.append(call)
+            if not hasattr(type(self), ename):
+                setattr(self, ename, _make_function(entry))
+
+    def _run(self, entry, comps, sizes, out=None, sync=True):
+        if not sync:
+            raise TypeError("%s: sync=False is not supported yet (scalar results are returned after a wait)"
+                            % entry.name)
+        views = [c for c in comps if isinstance(c, _cuda.DeviceArray)]
+        first = views[0] if views else None
+        device = first.device if first else 0
+        stream = first.stream if first else 0
+        for v in views:
+            if v.device != device:
+                raise ValueError("%s: the device arrays are on devices %d and %d; put them on one"
+                                 % (entry.name, device, v.device))
+        ctx, lib = self._library.handle(device)
+        rt = _cuda.runtime()
+        n_in = len(comps)
+        leaves = _types.leaves(entry.result)
+        args = (_cuda.LibValue * max(1, n_in))()
+        results = (_cuda.LibValue * max(1, len(leaves)))()
+        temps = []      # device copies of NumPy arguments, freed after the call
+        keep = []       # what keeps argument and result memory alive during the call
+        try:
+            for i, c in enumerate(comps):
+                a = args[i]
+                if isinstance(c, _cuda.DeviceArray):
+                    a.kind, a.rank, a.data = _KIND[_kind_of(c.dtype)], c.ndim, c.ptr
+                    a.shape[0] = c.shape[0] if c.ndim >= 1 else 0
+                    a.shape[1] = c.shape[1] if c.ndim >= 2 else 0
+                    keep.append(c.owner)
+                elif c.ndim == 0:
+                    kind = _kind_of(c.dtype)
+                    a.kind, a.rank = _KIND[kind], 0
+                    setattr(a.scalar, "b" if kind == "bool" else kind, c[()].item())
+                else:
+                    a.kind, a.rank = _KIND[_kind_of(c.dtype)], c.ndim
+                    a.shape[0] = c.shape[0]
+                    a.shape[1] = c.shape[1] if c.ndim >= 2 else 0
+                    a.data = self._upload(ctx, c, temps)
+            out_views = self._out_views(entry, out, leaves)
+            made = []   # per result leaf: a framework array made before the call, or None
+            for i, (_, kind, dims) in enumerate(leaves):
+                r = results[i]
+                r.kind, r.rank = _KIND[kind], len(dims)
+                known = [sizes.get(d) for d in dims]
+                if not dims:
+                    made.append(None)
+                    continue
+                if out_views is not None:
+                    v = out_views[i]
+                    if any(k is not None and k != s for k, s in zip(known, v.shape)):
+                        raise ValueError("%s: out= component %d has shape %s but the result's is %s"
+                                         % (entry.name, i, v.shape, tuple(known)))
+                    array, ptr, shape = out_views[i].owner, v.ptr, v.shape
+                elif first is not None and first.framework in ("cupy", "torch") and None not in known:
+                    array = _empty(first, kind, known)
+                    ptr, shape = _cuda.device_view(array).ptr, known
+                else:
+                    made.append(None)
+                    continue
+                r.data = ptr
+                r.shape[0] = shape[0]
+                r.shape[1] = shape[1] if len(shape) >= 2 else 0
+                made.append(array)
+            status = self._calls[entry.index](lib, stream, args, results)
+            if status != 0:
+                raise ExecutionError(entry.name, self._library.message())
+            values = []
+            for i, (_, kind, dims) in enumerate(leaves):
+                r = results[i]
+                dt = _types.DTYPES[kind]
+                if not dims:
+                    values.append(np.array(getattr(r.scalar, "b" if kind == "bool" else kind), dtype=dt))
+                    continue
+                shape = (r.shape[0],) if len(dims) == 1 else (r.shape[0], r.shape[1])
+                if made[i] is not None:
+                    values.append(made[i])
+                elif first is None:
+                    host = np.empty(shape, dtype=dt)
+                    if host.nbytes:
+                        st = rt.gpuc_memcpy_dtoh(ctx, host.ctypes.data, r.data, host.nbytes)
+                        if st != 0:
+                            self._library.free_device(lib, r.data)
+                            raise _cuda._rt_error("%s: reading a result" % entry.name, st)
+                    self._library.free_device(lib, r.data)
+                    values.append(host)
+                else:
+                    buf = _cuda.DeviceBuffer(self._library, lib, r.data, dt, shape)
+                    values.append(_wrap(first, buf))
+        finally:
+            for p in temps:
+                rt.gpuc_mem_free(ctx, p)
+        if out is not None:
+            return out
+        return _unflatten(entry.result, values, device=first is not None)
+
+    def _upload(self, ctx, array, temps):
+        rt = _cuda.runtime()
+        ptr = ctypes.c_uint64(0)
+        st = rt.gpuc_mem_alloc(ctx, max(1, array.nbytes), ctypes.byref(ptr))
+        if st != 0:
+            raise _cuda._rt_error("copying an argument to the device", st)
+        temps.append(ptr.value)
+        if array.nbytes:
+            st = rt.gpuc_memcpy_htod(ctx, ptr.value, array.ctypes.data, array.nbytes)
+            if st != 0:
+                raise _cuda._rt_error("copying an argument to the device", st)
+        return ptr.value
+
+    def _out_views(self, entry, out, leaves):
+        if out is None:
+            return None
+        sizes = _types.Sizes(entry.name, _cuda.device_view)
+        comps = []
+        _types.flatten(entry.result, out, "out=", entry.name, sizes, comps)
+        if len(comps) != len(leaves) or not all(isinstance(c, _cuda.DeviceArray) for c in comps):
+            raise TypeError("%s: out= must be device arrays of the result type %s" % (entry.name, entry.result_text))
+        return comps
+
+
+def _kind_of(dtype):
+    for k, d in _types.DTYPES.items():
+        if d == dtype:
+            return k
+    raise TypeError("gpuc: dtype %s is not a gdsl scalar type" % dtype)
+
+
+def _empty(like, kind, shape):
+    if like.framework == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device):
+            return cupy.empty(tuple(shape), dtype=_types.DTYPES[kind])
+    import torch
+    tdt = {"bool": torch.bool, "i32": torch.int32, "i64": torch.int64, "f32": torch.float32, "f64": torch.float64,
+           "u32": getattr(torch, "uint32", None), "u64": getattr(torch, "uint64", None)}[kind]
+    return torch.empty(tuple(shape), dtype=tdt, device="cuda:%d" % like.device)
+
+
+def _wrap(like, buf):
+    """A result the library allocated as an array of like's framework (zero copy; buf owns the memory)."""
+    if like.framework == "cupy":
+        import cupy
+        return cupy.asarray(buf)
+    if like.framework == "torch":
+        import torch
+        return torch.as_tensor(buf, device="cuda:%d" % like.device)
+    return buf
+
+
+def _unflatten(t, values, device):
+    if not device:
+        return _types.unflatten(t, list(values))
+    return _unflatten_device(t, list(values))
+
+
+def _unflatten_device(t, comps):
+    """As _types.unflatten, with arrays of structs as dicts of device arrays."""
+    if isinstance(t, _types.Scalar):
+        return comps.pop(0)[()].item()
+    if isinstance(t, _types.Array) and isinstance(t.elem, _types.Scalar):
+        return comps.pop(0)
+    if isinstance(t, _types.Array) and isinstance(t.elem, _types.Struct):
+        return {name: _unflatten_device(sub if isinstance(sub, _types.Array) else _types.Array(sub, t.dims), comps)
+                for name, sub in t.elem.fields}
+    if isinstance(t, _types.Array):
+        return tuple(_unflatten_device(_types.Array(s, t.dims), comps) for s in t.elem.items)
+    if isinstance(t, _types.Tuple):
+        return tuple(_unflatten_device(s, comps) for s in t.items)
+    return {name: _unflatten_device(s, comps) for name, s in t.fields}
