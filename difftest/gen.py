@@ -170,6 +170,14 @@ class Expr:
 
 # ---- associative operators: (name, element type, neutral, fn text, commutative) ----
 
+def valid_elem(value, flag, zero):
+    """An element of first_valid/last_valid: an invalid one is exactly the
+    neutral element (zero, false), so that (zero, false) is neutral on both
+    sides (op(x, ne) = x); a value beside a false flag would make the
+    operator's result depend on where the neutral element is combined."""
+    return "(if %s then %s else %s, %s)" % (flag, value, zero, flag)
+
+
 def op_library(r, want=None):
     """One random associative operator: a dict with the fn to define (or None
     for a section), how to call it, its element type as a list of leaf
@@ -192,7 +200,7 @@ def op_library(r, want=None):
         zero = "0.0" if t in FLOATS else "0"
         return dict(kind=k, name="%s_%s" % (k, t), leaves=[t, "bool"], ne="(%s, false)" % zero,
                     fn="fn %s_%s(a: %s, b: %s) -> %s = %s;" % (k, t, lt, lt, lt, body), exact=True,
-                    elem=lambda vs: "(%s, %s)" % (e.of(t, vs, 1), e.boolean(vs, 1)))
+                    elem=lambda vs: valid_elem(e.of(t, vs, 1), e.boolean(vs, 1), zero))
     if k == "affine_int":
         t = r.choice(INTS)
         lt = "(%s, %s)" % (t, t)
