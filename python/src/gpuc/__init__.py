@@ -119,6 +119,7 @@ class Entry:
         self.param_types = params
         self.result_text = result
         self.result = _types.parse_type(result)
+        self.result_leaves = _types.leaves(self.result)    # computed once: calls read it
         self.where = where
         self.size_params = set()
         dims = set()

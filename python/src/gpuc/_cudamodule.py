@@ -101,7 +101,7 @@ class CudaModule(Module):
         ctx, lib = self._library.handle(device)
         rt = _cuda.runtime()
         n_in = len(comps)
-        leaves = _types.leaves(entry.result)
+        leaves = entry.result_leaves
         args = (_cuda.LibValue * max(1, n_in))()
         results = (_cuda.LibValue * max(1, len(leaves)))()
         temps = []      # device copies of NumPy arguments, freed after the call
@@ -140,7 +140,8 @@ class CudaModule(Module):
                     array, ptr, shape = out_views[i].owner, v.ptr, v.shape
                 elif first is not None and first.framework in ("cupy", "torch") and None not in known:
                     array = _empty(first, kind, known)
-                    ptr, shape = _cuda.device_view(array).ptr, known
+                    ptr = array.data.ptr if first.framework == "cupy" else array.data_ptr()
+                    shape = known
                 else:
                     made.append(None)
                     continue
@@ -214,11 +215,15 @@ class CudaModule(Module):
         return comps
 
 
+_KIND_OF = {d: k for k, d in _types.DTYPES.items()}
+
+
 def _kind_of(dtype):
-    for k, d in _types.DTYPES.items():
-        if d == dtype:
-            return k
-    raise TypeError("gpuc: dtype %s is not a gdsl scalar type" % dtype)
+    """The gdsl kind of a NumPy dtype (a dict lookup: this is on every call's path)."""
+    kind = _KIND_OF.get(dtype)
+    if kind is None:
+        raise TypeError("gpuc: dtype %s is not a gdsl scalar type" % dtype)
+    return kind
 
 
 def _empty(like, kind, shape):
