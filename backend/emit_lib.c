@@ -18,6 +18,7 @@
  * Generated code returns errors (NAME_last_error() has the message); it never
  * prints or exits. */
 #include "backend.h"
+#include "cuda/cuda_emit.h"   /* cuda_host_into_entries, cuda_results_known */
 
 #include <stdlib.h>
 #include <string.h>
@@ -550,22 +551,11 @@ static bool size_source(Comps *cs, const IrValue *sv, char *buf, size_t n, const
     return false;
 }
 
-static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e) {
-    Comps cs = entry_comps(e);
-    BeBuf t = { 0 };
-    be_printf(b, "GPUC_LIB_API ");
-    entry_decl(b, L, e, &cs);
-    be_printf(b, " {\n");
-    b->indent = 1;
-    char fn[200];
-    snprintf(fn, sizeof fn, "%s_%s", L, e->name);
-    /* NULL checks */
-    be_printf(b, "    if (!lib");
-    for (int i = 0; i < cs.nin; i++) { if (cs.in[i].v->rank) { be_printf(b, " || !%s", cs.in[i].cname); } }
-    for (int i = 0; i < cs.nout; i++) { be_printf(b, " || !%s", cs.out[i].cname); }
-    be_printf(b, ") {\n        return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%s: a NULL argument\");\n    }\n", fn);
-    for (int i = 0; i < cs.nout; i++) { if (cs.out[i].v->rank) { be_line(b, "*%s = NULL;", cs.out[i].cname); } }
-    /* sizes from the arrays, then every array checked against them */
+/* The sizes of an entry from its array arguments (const int64_t per size),
+ * then every array argument checked against them; the arguments are the
+ * typed wrapper's (its parameter names). */
+static void wrapper_sizes(BeBuf *b, const char *fn, IrEntry *e, Comps *csp) {
+    Comps cs = *csp;
     for (int i = 0; i < e->nsizes; i++) {
         char src[200];
         const Comp *from = NULL;
@@ -594,6 +584,24 @@ static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e) {
             be_line(b, "}");
         }
     }
+}
+
+static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e) {
+    Comps cs = entry_comps(e);
+    BeBuf t = { 0 };
+    be_printf(b, "GPUC_LIB_API ");
+    entry_decl(b, L, e, &cs);
+    be_printf(b, " {\n");
+    b->indent = 1;
+    char fn[200];
+    snprintf(fn, sizeof fn, "%s_%s", L, e->name);
+    /* NULL checks */
+    be_printf(b, "    if (!lib");
+    for (int i = 0; i < cs.nin; i++) { if (cs.in[i].v->rank) { be_printf(b, " || !%s", cs.in[i].cname); } }
+    for (int i = 0; i < cs.nout; i++) { be_printf(b, " || !%s", cs.out[i].cname); }
+    be_printf(b, ") {\n        return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%s: a NULL argument\");\n    }\n", fn);
+    for (int i = 0; i < cs.nout; i++) { if (cs.out[i].v->rank) { be_line(b, "*%s = NULL;", cs.out[i].cname); } }
+    wrapper_sizes(b, fn, e, &cs);
     /* result wrappers first, so nothing can fail after the launcher */
     for (int i = 0; i < cs.nout; i++) {
         if (!cs.out[i].v->rank) { continue; }
@@ -733,6 +741,77 @@ static void table_comp_arrays(BeBuf *b, const char *e, const char *side, const C
     be_printf(b, "%s };\n", n ? "" : " \"\"");
 }
 
+/* Can the table thunk write E's results straight into the caller's arrays
+ * (gpuc_dev_E_into)? Every result an array, and sizes the launcher knows. */
+static bool thunk_into(IrEntry *e, Comps *cs) {
+    if (!cuda_results_known(e)) { return false; }
+    for (int i = 0; i < cs->nout; i++) {
+        if (!cs->out[i].v->rank) { return false; }
+    }
+    return cs->nout > 0;
+}
+
+/* The expected extent of result dimension dv in the into function, or NULL
+ * when it cannot be told there (the thunk then takes the copying path). */
+static const char *into_extent(char *buf, size_t n, IrEntry *e, Comps *cs, const IrValue *dv) {
+    if (dv->has_const) { snprintf(buf, n, "%lldLL", (long long)dv->const_val); return buf; }
+    const Comp *from = NULL;
+    char src[200];
+    for (int i = 0; i < e->nsizes; i++) {
+        if (e->sizes[i] == dv && size_source(cs, dv, src, sizeof src, &from)) { return be_vname(dv); }
+    }
+    return NULL;
+}
+
+/* gpuc_into_ENTRY: the entry with its results written into the caller's
+ * device arrays (no result block, no copy): the typed wrapper's argument
+ * checks, then gpuc_dev_ENTRY_into. *gpuc_used is 0 when a result's shape is
+ * not the expected one (the thunk's copying path then reports it). */
+static void entry_into(BeBuf *b, const char *L, IrEntry *e, Comps *cs) {
+    BeBuf t = { 0 };
+    char fn[200], ext[64];
+    snprintf(fn, sizeof fn, "%s_%s", L, e->name);
+    be_printf(b, "static GpucStatus gpuc_into_%s(%s_lib *lib", e->name, L);
+    for (int i = 0; i < cs->nin; i++) {
+        IrValue *v = cs->in[i].v;
+        if (v->rank) { be_printf(b, ", const %s *%s", arr_type(&t, L, v), cs->in[i].cname); }
+        else { be_printf(b, ", %s %s", ir_scalar_ctype(v->elem), cs->in[i].cname); }
+    }
+    be_printf(b, ", const GpucLibValue *gpuc_results, int *gpuc_used) {\n");
+    b->indent = 1;
+    be_line(b, "*gpuc_used = 0;");
+    wrapper_sizes(b, fn, e, cs);
+    for (int i = 0; i < cs->nout; i++) {
+        const IrValue *v = cs->out[i].v;
+        for (int d = 0; d < v->rank; d++) {
+            const char *want = into_extent(ext, sizeof ext, e, cs, v->dims[d]);
+            be_line(b, "if (%s || gpuc_results[%d].shape[%d] != %s) { return GPUC_SUCCESS; }", want ? "0" : "1", i, d, want ? want : "0");
+        }
+    }
+    be_line(b, "*gpuc_used = 1;");
+    be_line(b, "pthread_mutex_lock(&gpuc_lib_lock);");
+    be_line(b, "GpucHost g_host, *gpuc_h = &g_host;");
+    be_line(b, "gpuc_h_init(gpuc_h, lib->ctx, lib->module, &lib->kernels);");
+    be_printf(b, "    int g_rc = gpuc_dev_%s_into(gpuc_h", e->name);
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(e->sizes[i])); }
+    for (int i = 0; i < cs->nin; i++) {
+        const IrValue *v = cs->in[i].v;
+        if (v->rank) { be_printf(b, ", (const %s *)(uintptr_t)%s->a.data", ir_scalar_ctype(v->elem), cs->in[i].cname); }
+        else { be_printf(b, ", %s", cs->in[i].cname); }
+    }
+    for (int i = 0; i < cs->nout; i++) {
+        be_printf(b, ", (%s *)(uintptr_t)gpuc_results[%d].data", ir_scalar_ctype(cs->out[i].v->elem), i);
+    }
+    be_printf(b, ");\n");
+    be_line(b, "gpuc_h_done(gpuc_h);");
+    be_line(b, "GpucStatus g_st = g_rc == 0 ? GPUC_SUCCESS : gpuc_lib_status(g_rc, \"%s\");", fn);
+    be_line(b, "pthread_mutex_unlock(&gpuc_lib_lock);");
+    be_line(b, "return g_st;");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    be_buf_free(&t);
+}
+
 /* gpuc_table_ENTRY: the entry on GpucLibValues, through the typed wrapper
  * NAME_ENTRY (its size checks, lock and launcher) on arrays that wrap the
  * caller's device pointers. */
@@ -740,6 +819,8 @@ static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
     Comps cs = entry_comps(e);
     BeBuf t = { 0 };
     const char *E = e->name;
+    bool into = thunk_into(e, &cs);
+    if (into) { entry_into(b, L, e, &cs); }
     table_comp_arrays(b, E, "in", cs.in, cs.nin);
     table_comp_arrays(b, E, "out", cs.out, cs.nout);
     be_printf(b, "static GpucStatus gpuc_table_%s(void *lib_, void *cu_stream, const GpucLibValue *args, GpucLibValue *results) {\n", E);
@@ -763,9 +844,22 @@ static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
         else { be_line(b, "%s g_out%d = 0;", ir_scalar_ctype(v->elem), i); }
         be_line(b, "const int g_given%d = results[%d].data != 0;", i, i);
     }
+    be_line(b, "int g_used = 0;   /* written into the caller's arrays by gpuc_into_%s */", E);
+    if (!into && cuda_results_known(e)) { be_line(b, "(void)gpuc_dev_%s_into;   /* not used by the table: a scalar result */", E); }
     be_line(b, "pthread_mutex_lock(&gpuc_table_lock);");
     be_line(b, "g_st = gpuc_table_stream(lib, fn, cu_stream);");
-    be_line(b, "if (g_st == GPUC_SUCCESS) {");
+    if (into) {
+        be_printf(b, "    if (g_st == GPUC_SUCCESS");
+        for (int i = 0; i < cs.nout; i++) { be_printf(b, " && g_given%d", i); }
+        be_printf(b, ") {\n        g_st = gpuc_into_%s(lib", E);
+        for (int i = 0; i < cs.nin; i++) {
+            const IrValue *v = cs.in[i].v;
+            if (v->rank) { be_printf(b, ", &g_in%d", i); }
+            else { be_printf(b, ", args[%d].scalar.%s", i, v->elem == IR_BOOL ? "b" : ir_scalar_name(v->elem)); }
+        }
+        be_printf(b, ", results, &g_used);\n    }\n");
+    }
+    be_line(b, "if (g_st == GPUC_SUCCESS && !g_used) {");
     be_printf(b, "        g_st = %s_%s(lib", L, E);
     for (int i = 0; i < cs.nin; i++) {
         const IrValue *v = cs.in[i].v;
@@ -778,7 +872,7 @@ static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
     for (int i = 0; i < cs.nout; i++) {
         const IrValue *v = cs.out[i].v;
         if (v->rank) {
-            be_line(b, "if (g_st == GPUC_SUCCESS) { g_st = gpuc_table_result(lib, fn, gpuc_table_%s_out_labels[%d], &results[%d], &g_out%d->a); }", E, i, i, i);
+            be_line(b, "if (g_st == GPUC_SUCCESS && !g_used) { g_st = gpuc_table_result(lib, fn, gpuc_table_%s_out_labels[%d], &results[%d], &g_out%d->a); }", E, i, i, i);
         } else {
             be_line(b, "if (g_st == GPUC_SUCCESS) { results[%d].scalar.%s = g_out%d; }", i, v->elem == IR_BOOL ? "b" : ir_scalar_name(v->elem), i);
         }
@@ -839,6 +933,7 @@ int be_emit_lib_source(FILE *out, IrModule *m, const BeLibOptions *o) {
     be_prelude(&b, false);
     be_runtime_host_prelude(&b);
     be_cuda_host_entries(&b, m);
+    cuda_host_into_entries(&b, m);
     lib_support(&b, L);
     bool used[16][3];
     used_arrays(m, used);

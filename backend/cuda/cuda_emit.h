@@ -109,6 +109,7 @@ void emit_matmul(CuEmit *c, IrKernel *k);
 /* launch.c */
 void host_array_entry(CuEmit *c, IrEntry *e);
 void cuda_host_into_entries(BeBuf *b, IrModule *m);
+bool cuda_results_known(IrEntry *e);
 
 /* prelude.c */
 void nvcc_host_prelude(BeBuf *b);

@@ -380,8 +380,9 @@ static bool size_known(IrEntry *e, const IrValue *v) {
     return false;
 }
 
-/* Can the caller allocate every array result before the call? */
-static bool results_known(IrEntry *e) {
+/* Can the caller allocate every array result before the call? (Whether
+ * gpuc_dev_NAME_into exists; emit_lib.c's table thunks ask too.) */
+bool cuda_results_known(IrEntry *e) {
     for (int i = 0; i < e->nresults; i++) {
         const IrValue *v = e->results[i];
         for (int d = 0; d < v->rank; d++) {
@@ -552,7 +553,7 @@ void cuda_host_into_entries(BeBuf *b, IrModule *m) {
     c.x.b = b;
     c.x.cuda = true;
     for (int i = 0; i < m->nentries; i++) {
-        if (results_known(m->entries[i])) { host_entry(&c, m->entries[i], true); }
+        if (cuda_results_known(m->entries[i])) { host_entry(&c, m->entries[i], true); }
     }
     be_expr_free(&c.x);
 }

@@ -41,6 +41,52 @@ def test_cache_hit_in_a_new_process_runs_no_compiler(tmp_path):
     assert len(list((tmp_path / "cache" / "python").glob("*.so"))) == 1
 
 
+def test_warm_compile_in_a_new_process_runs_no_gdsl_compiler(tmp_path):
+    env = dict(os.environ, GPUC_CACHE_DIR=str(tmp_path / "cache"))
+    code = """
+        import gpuc, numpy
+        def refuse(*args, **kwargs):
+            raise AssertionError("the gdsl compiler ran")
+        if %r:
+            gpuc._compile_text = refuse
+        m = gpuc.compile('entry g(x: f64[n]) -> f64 = sum(x * x);', backend='c')
+        print(m.g(numpy.arange(4.0)), sorted(m.entries))
+        """
+    first = _run(code % False, env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["14.0", "['g']"]
+    second = _run(code % True, env)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["14.0", "['g']"]
+
+
+def test_warm_compile_sees_a_changed_import(tmp_path):
+    (tmp_path / "lib.gdsl").write_text("fn k(x: f64) -> f64 = x * 2.0;\n")
+    (tmp_path / "main.gdsl").write_text('import "lib.gdsl";\nentry g(x: f64[n]) -> f64[n] = map(k, x);\n')
+    env = dict(os.environ, GPUC_CACHE_DIR=str(tmp_path / "cache"))
+    code = """
+        import gpuc, numpy
+        m = gpuc.compile(%r, backend='c')
+        print(m.g(numpy.ones(2))[0])
+        """ % str(tmp_path / "main.gdsl")
+    first = _run(code, env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["2.0"]
+    (tmp_path / "lib.gdsl").write_text("fn k(x: f64) -> f64 = x * 30.0;\n")
+    second = _run(code, env)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["30.0"]
+
+
+def test_module_attributes_are_entries_only():
+    # a helper fn is in the C program's table (for test blocks) but is not an entry
+    m = gpuc.compile("fn gelu(x: f32) -> f32 = x * 0.5;\nentry g(x: f32[n]) -> f32[n] = map(gelu, x);\n", backend="c")
+    assert sorted(m.entries) == ["g"]
+    assert not hasattr(m, "gelu")
+    m = gpuc.compile(EXAMPLES / "activations.gdsl", backend="c")
+    assert "gelu" not in m.entries and not hasattr(m, "gelu") and hasattr(m, "gelu_all")
+
+
 def test_threads_call_one_entry_concurrently():
     m = gpuc.compile(EXAMPLES / "permute.gdsl")
     errors, wrong = [], []

@@ -15,12 +15,11 @@ import inspect
 import json
 import os
 import pathlib
-import re
 import threading
 
 import numpy as np
 
-from . import _cbackend, _paths, _types
+from . import _cbackend, _compcache, _paths, _types
 
 __all__ = ["compile", "load", "Error", "CompileError", "ExecutionError", "Module", "version"]
 
@@ -108,8 +107,6 @@ def _compile_text(emit, source, defines, lib_name=None, archs=None):
     return outputs, files
 
 
-_ENTRY_LINE = re.compile(r"/\* (.*):(\d+): entry (\w+) \*/")
-
 
 class Entry:
     """One entry point of a compiled program (what module attributes hold)."""
@@ -122,6 +119,7 @@ class Entry:
         self.param_types = params
         self.result_text = result
         self.result = _types.parse_type(result)
+        self.result_leaves = _types.leaves(self.result)    # computed once: calls read it
         self.where = where
         self.size_params = set()
         dims = set()
@@ -205,15 +203,20 @@ class Module:
 
     _device_view = None     # the C backend takes NumPy arrays only
 
-    def __init__(self, program, backend, source_text, name):
+    def __init__(self, program, backend, entries, name):
+        """entries: [name, "file:line"] of each entry and exported instance (from
+        the manifest); the program table's other functions (the helper fns it
+        has for test blocks) are not attributes."""
         self._program = program
         self._origin = None     # (source, defines, arch) for template instances
         self.backend = backend
         self.name = name
-        where = {m.group(3): "%s:%s" % (m.group(1), m.group(2)) for m in _ENTRY_LINE.finditer(source_text)}
+        where = dict(entries)
         self.entries = {}
         for i, (ename, params, result, has_c, has_cuda) in enumerate(program.entries()):
-            entry = Entry(self, i, ename, params, result, where.get(ename))
+            if ename not in where:
+                continue
+            entry = Entry(self, i, ename, params, result, where[ename])
             self.entries[ename] = entry
             if not hasattr(type(self), ename):
                 setattr(self, ename, _make_function(entry))
@@ -329,14 +332,25 @@ def compile(source, *, defines=None, arch=None, backend="auto"):
         from . import _cudamodule
         module = _cudamodule.compile_cuda(source, defines, arch)
     else:
-        outputs, files = _compile_text("program", source, defines)
-        text = outputs.get("source", "")
-        path = _cbackend.build(text)
-        program = _ext().load_program(path)
-        name = files[0] if files else "<string>"
-        module = Module(program, which, text, name)
+        module = _compile_c(source, defines)
     module._origin = (source, defines, arch)
     return module
+
+
+def _compile_c(source, defines):
+    """A module on the C backend: from the compile cache (gpuc/_compcache.py)
+    without running the compiler, or compiled, built and recorded."""
+    path, text, _ = _source_args(source)
+    key = _compcache.key("c", path, text, _defines(defines), None, version())
+    record = _compcache.lookup(key)
+    if record is None:
+        outputs, files = _compile_text("program", source, defines)
+        manifest = json.loads(_compile_text("manifest", source, defines, lib_name="gpuc_py")[0]["manifest"])
+        record = {"object": _cbackend.build(outputs.get("source", "")), "name": files[0] if files else "<string>",
+                  "entries": [[e["name"], "%s:%s" % (manifest.get("source"), e.get("line"))]
+                              for e in manifest.get("entries", [])]}
+        _compcache.store(key, record, files)
+    return Module(_ext().load_program(record["object"]), "c", record["entries"], record["name"])
 
 
 def load(path):

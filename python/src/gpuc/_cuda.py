@@ -344,6 +344,14 @@ def _from_dlpack(value):
                        "code %d bits %d" % (t.dtype.code, t.dtype.bits) if dt is None else None)
 
 
+def _torch_stream(torch, device):
+    """The raw CUstream of torch's current stream on device: through
+    torch._C._cuda_getCurrentRawStream where torch has it (what Triton calls:
+    torch.cuda.current_stream builds a Stream object, several us a call)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+
+
 def device_view(value):
     """A DeviceArray for a device array object (CuPy, PyTorch on CUDA, any
     __cuda_array_interface__ or CUDA __dlpack__), or None for anything else."""
@@ -352,10 +360,9 @@ def device_view(value):
         if not getattr(value, "is_cuda", False):
             return None
         import torch
-        dev = value.device.index if value.device.index is not None else torch.cuda.current_device()
+        dev = value.get_device()
         return DeviceArray(value.data_ptr(), _torch_dtype_name(value), value.shape, "torch", dev,
-                           torch.cuda.current_stream(dev).cuda_stream, value, value.is_contiguous(),
-                           str(value.dtype))
+                           _torch_stream(torch, dev), value, value.is_contiguous(), str(value.dtype))
     if mod.startswith("cupy"):
         import cupy
         return DeviceArray(value.data.ptr, value.dtype, value.shape, "cupy", value.device.id,

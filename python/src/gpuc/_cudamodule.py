@@ -16,13 +16,28 @@ _KIND = {k: i for i, k in enumerate(_types.KINDS)}
 
 
 def compile_cuda(source, defines, arch):
+    """A module on the CUDA backend: from the compile cache (gpuc/_compcache.py)
+    without running the compiler, or compiled, built and recorded. With arch
+    None a cached build for the device's arch is used without asking the
+    driver (no cuInit at compile time); its first call checks the device's
+    arch and rebuilds when it differs."""
+    from . import _compcache, _defines, _source_args, version
+    path, text, _ = _source_args(source)
+    key = _compcache.key("cuda", path, text, _defines(defines), arch or "device", version())
+    record = _compcache.lookup(key)
+    if record is None:
+        built_arch = arch or _cuda.device_arch(0)
+        lib, files = _compile_text("lib", source, defines, lib_name=_cuda.LIB_NAME, archs=built_arch)
+        cuda, _ = _compile_text("cuda", source, defines)
+        so = _cuda.build(lib["source"], lib["header"], cuda["source"], lib["manifest"], built_arch)
+        record = {"object": so, "name": files[0] if files else "<string>", "arch": built_arch}
+        _compcache.store(key, record, files)
+    with open(record["object"][:-3] + ".json") as f:
+        manifest = json.load(f)
+    module = CudaModule(_cuda.Library(record["object"], _cuda.LIB_NAME), manifest, record["name"])
     if arch is None:
-        arch = _cuda.device_arch(0)
-    lib, files = _compile_text("lib", source, defines, lib_name=_cuda.LIB_NAME, archs=arch)
-    cuda, _ = _compile_text("cuda", source, defines)
-    path = _cuda.build(lib["source"], lib["header"], cuda["source"], lib["manifest"], arch)
-    name = files[0] if files else "<string>"
-    return CudaModule(_cuda.Library(path, _cuda.LIB_NAME), json.loads(lib["manifest"]), name)
+        module._built_for = (record["arch"], source, defines)
+    return module
 
 
 def load_lib(path):
@@ -51,6 +66,7 @@ class CudaModule(Module):
     """A program on the CUDA backend (a --emit=lib library)."""
 
     _device_view = staticmethod(_cuda.device_view)
+    _built_for = None   # (arch, source, defines): checked against the device at the first call
 
     def __init__(self, library, manifest, name):
         self._library = library
@@ -80,10 +96,12 @@ class CudaModule(Module):
             if v.device != device:
                 raise ValueError("%s: the device arrays are on devices %d and %d; put them on one"
                                  % (entry.name, device, v.device))
+        if self._built_for is not None:
+            self._check_arch(device)
         ctx, lib = self._library.handle(device)
         rt = _cuda.runtime()
         n_in = len(comps)
-        leaves = _types.leaves(entry.result)
+        leaves = entry.result_leaves
         args = (_cuda.LibValue * max(1, n_in))()
         results = (_cuda.LibValue * max(1, len(leaves)))()
         temps = []      # device copies of NumPy arguments, freed after the call
@@ -122,7 +140,8 @@ class CudaModule(Module):
                     array, ptr, shape = out_views[i].owner, v.ptr, v.shape
                 elif first is not None and first.framework in ("cupy", "torch") and None not in known:
                     array = _empty(first, kind, known)
-                    ptr, shape = _cuda.device_view(array).ptr, known
+                    ptr = array.data.ptr if first.framework == "cupy" else array.data_ptr()
+                    shape = known
                 else:
                     made.append(None)
                     continue
@@ -162,6 +181,16 @@ class CudaModule(Module):
             return out
         return _unflatten(entry.result, values, device=first is not None)
 
+    def _check_arch(self, device):
+        """Once, before the first call of a module compiled for "the device's
+        arch" from the cache: rebuild it when the device is another arch."""
+        built, source, defines = self._built_for
+        actual = _cuda.device_arch(device)
+        if actual != built:
+            fresh = compile_cuda(source, defines, actual)
+            self._library, self._calls = fresh._library, fresh._calls
+        self._built_for = None
+
     def _upload(self, ctx, array, temps):
         rt = _cuda.runtime()
         ptr = ctypes.c_uint64(0)
@@ -186,11 +215,15 @@ class CudaModule(Module):
         return comps
 
 
+_KIND_OF = {d: k for k, d in _types.DTYPES.items()}
+
+
 def _kind_of(dtype):
-    for k, d in _types.DTYPES.items():
-        if d == dtype:
-            return k
-    raise TypeError("gpuc: dtype %s is not a gdsl scalar type" % dtype)
+    """The gdsl kind of a NumPy dtype (a dict lookup: this is on every call's path)."""
+    kind = _KIND_OF.get(dtype)
+    if kind is None:
+        raise TypeError("gpuc: dtype %s is not a gdsl scalar type" % dtype)
+    return kind
 
 
 def _empty(like, kind, shape):
