@@ -29,6 +29,11 @@ def _random(kind, shape, rng):
     return rng.integers(0, 4, shape).astype(dt)   # small: mostly valid indices and counts
 
 
+# Index parameters of the examples' scatters: with repeated indices which
+# value wins is unspecified, so the backends may differ.
+DISTINCT = ("perm", "idx")
+
+
 def _inputs(entry, rng):
     """(Python arguments, their components in order) for one call of entry."""
     dims = set()
@@ -44,7 +49,15 @@ def _inputs(entry, rng):
             continue
         parts = []
         for _, kind, d in _types.leaves(t):
-            parts.append(_random(kind, tuple(_size(x) for x in d), rng))
+            shape = tuple(_size(x) for x in d)
+            if pname in DISTINCT and len(shape) == 1 and _types.DTYPES[kind].kind == "i":
+                # scatter indices: distinct, so which write wins is specified
+                # (docs/language.md); a permutation for `perm`, some out of range for `idx`
+                k = shape[0]
+                v = rng.permutation(k) if pname == "perm" else rng.permutation(2 * k)[:k]
+                parts.append(v.astype(_types.DTYPES[kind]))
+                continue
+            parts.append(_random(kind, shape, rng))
         comps.extend(parts)
         args.append(_rebuild(t, list(parts)))
     return args, comps
