@@ -141,3 +141,127 @@ def test_decode_cost(module, capsys):
     with capsys.disabled():
         print("\nLibEntry.decode(saxpy, 2 fake CAI arrays): %.3f us per call" % t)
     assert t > 0
+
+
+# ---- the whole call, against a recording thunk (no GPU) ----------------------
+
+THUNK = r"""
+#include <stdint.h>
+#include <string.h>
+typedef struct { int kind, rank; int64_t shape[2]; uint64_t data; union { int64_t i64; double f64; } scalar; } V;
+V seen_args[8], seen_results[8];
+void *seen_lib, *seen_stream;
+int status, nargs = 3, nresults = 1;
+int thunk(void *lib, void *stream, const V *args, V *results) {
+    seen_lib = lib; seen_stream = stream;
+    memcpy(seen_args, args, nargs * sizeof(V));
+    memcpy(seen_results, results, nresults * sizeof(V));
+    for (int i = 0; i < nresults; i++) { if (results[i].rank == 0) { results[i].scalar.i64 = 42; } }
+    return status;
+}
+"""
+
+
+class _Device:
+    id = 0
+
+
+class _Memory:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+class FakeCupy(FakeArray):
+    """A CuPy array as LibEntry sees one: CAI plus .device.id and .data.ptr."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x1000, stream=None):
+        super().__init__(shape, typestr, ptr=ptr, stream=stream)
+        self.device = _Device()
+        self.data = _Memory(ptr)
+        self.shape = tuple(shape)
+
+
+@pytest.fixture(scope="module")
+def thunk(tmp_path_factory):
+    import ctypes
+    import subprocess
+    d = tmp_path_factory.mktemp("thunk")
+    (d / "t.c").write_text(THUNK)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(d / "t.so"), str(d / "t.c")], check=True)
+    return ctypes.CDLL(str(d / "t.so"))
+
+
+def recording_entry(module, name, thunk, allocated):
+    import ctypes
+    entry = module.entries[name]
+    params, results, result_tuple = _cudamodule.fast_spec(entry)
+
+    def empty(shape, dtype):
+        a = FakeCupy(shape, dtype.str, ptr=0x9000 + 0x100 * len(allocated))
+        allocated.append((shape, dtype))
+        return a
+
+    hooks = {"cupy_type": FakeCupy, "cupy_empty": empty, "cupy_device": lambda: 0,
+             "cupy_kwargs": [{"dtype": gpuc._types.DTYPES[k]} for k in gpuc._types.KINDS]}
+
+    def on_error():
+        raise gpuc.ExecutionError(name, "recorded failure")
+
+    call = ctypes.cast(thunk.thunk, ctypes.c_void_p).value
+    return _gpuc.LibEntry(call, 0xabc0, 0, params, results, result_tuple, hooks, on_error)
+
+
+def test_call_fills_values_allocates_results_and_runs_the_thunk(module, thunk):
+    import ctypes
+    allocated = []
+    e = recording_entry(module, "saxpy", thunk, allocated)
+    ctypes.c_int.in_dll(thunk, "status").value = 0
+    x, y = FakeCupy((8,), ptr=0x1000, stream=0x77), FakeCupy((8,), ptr=0x2000)
+    r = e(3.0, x, y)
+    assert isinstance(r, FakeCupy) and r.shape == (8,) and allocated == [((8,), np.dtype(np.float32))]
+    assert ctypes.c_void_p.in_dll(thunk, "seen_lib").value == 0xabc0
+    assert ctypes.c_void_p.in_dll(thunk, "seen_stream").value == 0x77
+    res = (ctypes.c_int64 * 6).in_dll(thunk, "seen_results")      # kind, rank | shape | data
+    assert list(res[:4]) == [5 | (1 << 32), 8, 0, 0x9000]
+    # a size mismatch: nothing allocated, nothing run (the Python path reports it)
+    assert e(3.0, FakeCupy((8,)), FakeCupy((9,))) is _gpuc.FALLBACK
+    assert len(allocated) == 1
+
+
+def test_call_scalar_and_tuple_results_and_errors(module, thunk):
+    import ctypes
+    allocated = []
+    ctypes.c_int.in_dll(thunk, "nargs").value = 4
+    ctypes.c_int.in_dll(thunk, "nresults").value = 2
+    try:
+        e = recording_entry(module, "pick", thunk, allocated)
+        ctypes.c_int.in_dll(thunk, "status").value = 0
+        arr, k = e(5, False, FakeCupy((4, 3)), FakeCupy((4,), "<u4"))
+        assert isinstance(arr, FakeCupy) and arr.shape == (4,) and k == 42 and type(k) is int
+        ctypes.c_int.in_dll(thunk, "status").value = 3
+        with pytest.raises(gpuc.ExecutionError, match="pick: recorded failure"):
+            e(5, False, FakeCupy((4, 3)), FakeCupy((4,), "<u4"))
+    finally:
+        ctypes.c_int.in_dll(thunk, "nargs").value = 3
+        ctypes.c_int.in_dll(thunk, "nresults").value = 1
+        ctypes.c_int.in_dll(thunk, "status").value = 0
+
+
+def test_call_cost(module, thunk, capsys):
+    """Host cost of a whole fast call (decode, allocate through a Python allocator, call)
+    against the Python path's argument handling alone (Entry.__call__ up to _run)."""
+    e = recording_entry(module, "saxpy", thunk, [])
+    x, y = FakeCupy((1024,), stream=0x10), FakeCupy((1024,))
+    n = 50000
+    fast = min(timeit.repeat(lambda: e(2.0, x, y), number=n, repeat=3)) / n * 1e6
+    entry = module.entries["saxpy"]
+    run = module._run
+    module._run = lambda *a, **k: None
+    try:
+        slow = min(timeit.repeat(lambda: entry(2.0, x, y), number=n, repeat=3)) / n * 1e6
+    finally:
+        module._run = run
+    with capsys.disabled():
+        print("\nLibEntry call (saxpy, fake CuPy arrays, recording thunk): %.3f us; "
+              "Python path's argument handling alone (no LibValues, no ctypes call): %.3f us" % (fast, slow))
+    assert fast > 0 and slow > 0
