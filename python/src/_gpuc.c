@@ -593,12 +593,14 @@ static int bind_size(Decoded *d, int code, long long value)
 }
 
 /* The CAI stream entry as the Python path reads it: absent/None/1 -> 0 (1 is
- * the legacy default stream), else the handle. 0 when it is not an int. */
-static int cai_stream(PyObject *cai, void **stream)
+ * the legacy default stream), else the handle. 0 when it is not an int, or
+ * absent where it is required (CuPy exporting CAI version 2 has none: its
+ * current stream is then only known to the Python path). */
+static int cai_stream(PyObject *cai, int required, void **stream)
 {
     PyObject *s = PyDict_GetItemWithError(cai, str_stream);
     if (!s) {
-        if (PyErr_Occurred()) {
+        if (PyErr_Occurred() || required) {
             PyErr_Clear();
             return 0;
         }
@@ -638,7 +640,7 @@ static int decode_cai(LibEntryObject *e, PyObject *v, int framework, Decoded *d,
          && (!strides || strides == Py_None || (read_ints(strides, rank, st)
                                                 && c_contiguous(rank, shape, st, kind_bytes[a->kind])));
     if (ok && first) {
-        ok = cai_stream(cai, &d->stream);
+        ok = cai_stream(cai, framework == FW_CUPY, &d->stream);
     }
     PyErr_Clear();
     Py_DECREF(cai);

@@ -223,8 +223,10 @@ def test_call_fills_values_allocates_results_and_runs_the_thunk(module, thunk):
     assert ctypes.c_void_p.in_dll(thunk, "seen_stream").value == 0x77
     res = (ctypes.c_int64 * 6).in_dll(thunk, "seen_results")      # kind, rank | shape | data
     assert list(res[:4]) == [5 | (1 << 32), 8, 0, 0x9000]
+    # CuPy without a CAI stream (CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION=2): its stream is the Python path's
+    assert e(3.0, FakeCupy((8,)), y) is _gpuc.FALLBACK
     # a size mismatch: nothing allocated, nothing run (the Python path reports it)
-    assert e(3.0, FakeCupy((8,)), FakeCupy((9,))) is _gpuc.FALLBACK
+    assert e(3.0, FakeCupy((8,), stream=1), FakeCupy((9,))) is _gpuc.FALLBACK
     assert len(allocated) == 1
 
 
@@ -236,11 +238,11 @@ def test_call_scalar_and_tuple_results_and_errors(module, thunk):
     try:
         e = recording_entry(module, "pick", thunk, allocated)
         ctypes.c_int.in_dll(thunk, "status").value = 0
-        arr, k = e(5, False, FakeCupy((4, 3)), FakeCupy((4,), "<u4"))
+        arr, k = e(5, False, FakeCupy((4, 3), stream=1), FakeCupy((4,), "<u4"))
         assert isinstance(arr, FakeCupy) and arr.shape == (4,) and k == 42 and type(k) is int
         ctypes.c_int.in_dll(thunk, "status").value = 3
         with pytest.raises(gpuc.ExecutionError, match="pick: recorded failure"):
-            e(5, False, FakeCupy((4, 3)), FakeCupy((4,), "<u4"))
+            e(5, False, FakeCupy((4, 3), stream=1), FakeCupy((4,), "<u4"))
     finally:
         ctypes.c_int.in_dll(thunk, "nargs").value = 3
         ctypes.c_int.in_dll(thunk, "nresults").value = 1
