@@ -6,10 +6,13 @@
  *  - Program: a program's shared object (the generated C of --emit=program,
  *    compiled by gpuc/_cbackend.py) opened with dlopen, whose GpucProgram
  *    table (runner/gpuc_program.h) is the one calling convention of every
- *    entry: call_c() runs an entry on host components.
+ *    entry: call_c() runs an entry on host components;
+ *  - LibEntry: the CUDA backend's call of one --emit=lib entry, decoded,
+ *    checked and run in C (the hot path of gpuc/_cudamodule.py; anything
+ *    unusual falls back to the Python path).
  *
- * Argument checking, flattening and result building are in Python
- * (gpuc/_types.py); this file only moves component buffers. Written against
+ * On the C backend, argument checking, flattening and result building are
+ * in Python (gpuc/_types.py); call_c only moves component buffers. Written against
  * the CPython limited API (3.9), so one abi3 wheel serves every Python >= 3.9:
  * no buffer protocol, so arrays arrive as addresses the caller keeps alive. */
 #define Py_LIMITED_API 0x03090000
@@ -17,6 +20,8 @@
 #include <Python.h>
 
 #include <dlfcn.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +395,770 @@ static PyObject *py_load_program(PyObject *self, PyObject *args)
     return (PyObject *)p;
 }
 
+/* ---- LibEntry: the CUDA backend's per-call hot path ---------------------- */
+
+/* One entry of a --emit=lib library on one device, set up once by
+ * gpuc/_cudamodule.py: a call decodes the positional arguments (device arrays
+ * of CuPy, PyTorch or any __cuda_array_interface__ object; Python numbers),
+ * checks kinds, ranks, contiguity and sizes, allocates the results through
+ * the framework, and calls the table's thunk with the GIL released, all
+ * without Python code in between. On anything it does not handle exactly as
+ * the Python path would (keywords are left to the caller; NumPy arrays,
+ * non-contiguous or empty arrays, mixed frameworks, other devices, any
+ * mismatch) it returns the FALLBACK sentinel before calling anything, and the
+ * Python path (gpuc/_types.py, _cudamodule.py) takes over with its messages. */
+
+/* GpucLibValue of the generated header (backend/emit_lib.c); grep "ORDER KIND". */
+typedef struct LibValue {
+    int kind;
+    int rank;
+    int64_t shape[2];
+    uint64_t data;
+    union { bool b; int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; float f32; double f64; } scalar;
+} LibValue;
+typedef int (*LibCall)(void *lib, void *cu_stream, const LibValue *args, LibValue *results);
+
+enum { KIND_BOOL, KIND_I32, KIND_I64, KIND_U32, KIND_U64, KIND_F32, KIND_F64, KIND_COUNT };
+enum { FW_NONE = -1, FW_CAI, FW_CUPY, FW_TORCH };   /* where the call's arrays come from */
+enum { FAST_MAX = 16 };                              /* params, results, size variables */
+
+/* A dimension code of the spec: >= 0 a size variable's slot, -1 "_" (any),
+ * <= -2 the constant -(code + 2). */
+#define DIM_ANY (-1)
+
+typedef struct FastComp {
+    int kind;       /* KIND_* */
+    int rank;       /* 0 (a scalar), 1 or 2 */
+    int dims[2];    /* dimension codes */
+    int size_slot;  /* parameters: an i64 scalar that is a size variable's slot, else -1 */
+} FastComp;
+
+typedef struct LibEntryObject {
+    PyObject_HEAD
+    LibCall call;          /* the table's thunk (NULL: decode only) */
+    void *lib;             /* the device's NAME_lib * */
+    int device;            /* the device lib is on */
+    int nparams, nresults, nslots;
+    int result_tuple;      /* the result is a tuple of its leaves (else one leaf) */
+    FastComp params[FAST_MAX];
+    FastComp results[FAST_MAX];
+    PyObject *hooks;       /* dict: the frameworks' types and functions (see LibEntry's doc) */
+    PyObject *on_error;    /* called (no arguments) on a nonzero status: raises the error */
+    PyObject *result_kw[2][FAST_MAX];   /* [cupy, torch][result]: the allocator's keyword arguments */
+} LibEntryObject;
+
+static PyObject *fallback_sentinel;   /* _gpuc.FALLBACK */
+static PyObject *str_cai, *str_data, *str_shape, *str_strides, *str_typestr, *str_stream, *str_device, *str_id,
+                *str_data_ptr, *str_stride, *str_dtype, *str_get_device, *str_ptr;
+
+/* What one call decoded: the values for the thunk, the bound sizes, where the arrays are. */
+typedef struct Decoded {
+    LibValue args[FAST_MAX];
+    int64_t sizes[FAST_MAX];
+    int bound[FAST_MAX];
+    int framework;   /* FW_*: of every array argument */
+    int device;
+    void *stream;
+} Decoded;
+
+/* 1: decoded; 0: fall back; -1: a Python error is set. */
+#define DECODE_OK 1
+#define DECODE_FALLBACK 0
+
+static int kind_of_typestr(PyObject *typestr)
+{
+    static const char *const names[KIND_COUNT] = { "|b1", "<i4", "<i8", "<u4", "<u8", "<f4", "<f8" };
+    for (int k = 0; PyUnicode_Check(typestr) && k < KIND_COUNT; k++) {
+        if (PyUnicode_CompareWithASCIIString(typestr, names[k]) == 0) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* A Python int (exactly int, not bool) into *out; 0 when it is not one or out of range. */
+static int int_value(PyObject *v, long long *out)
+{
+    if (!PyLong_CheckExact(v)) {
+        return 0;
+    }
+    int overflow = 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+/* Read a tuple of n ints (a shape or strides) into out; 0 when it is not one. */
+static int read_ints(PyObject *seq, int n, long long *out)
+{
+    if (!seq || !PyTuple_Check(seq) || PyTuple_Size(seq) != n) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!int_value(PyTuple_GetItem(seq, i), &out[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int c_contiguous(int rank, const long long *shape, const long long *strides, int itemsize)
+{
+    long long want = itemsize;
+    for (int i = rank - 1; i >= 0; i--) {
+        if (shape[i] > 1 && strides[i] != want) {
+            return 0;
+        }
+        want *= shape[i];
+    }
+    return 1;
+}
+
+static const int kind_bytes[KIND_COUNT] = { 1, 4, 8, 4, 8, 4, 8 };
+
+/* A scalar parameter from a Python number, as _types._scalar_value accepts it
+ * (bool for bool; int in range for integers; int or float for floats). */
+static int decode_scalar(const FastComp *p, PyObject *v, LibValue *a)
+{
+    long long i;
+    a->kind = p->kind;
+    a->rank = 0;
+    switch (p->kind) {
+    case KIND_BOOL:
+        if (v != Py_True && v != Py_False) {
+            return DECODE_FALLBACK;
+        }
+        a->scalar.b = v == Py_True;
+        return DECODE_OK;
+    case KIND_I32:
+        if (!int_value(v, &i) || i < INT32_MIN || i > INT32_MAX) {
+            return DECODE_FALLBACK;
+        }
+        a->scalar.i32 = (int32_t)i;
+        return DECODE_OK;
+    case KIND_I64:
+        if (!int_value(v, &i)) {
+            return DECODE_FALLBACK;
+        }
+        a->scalar.i64 = i;
+        return DECODE_OK;
+    case KIND_U32:
+        if (!int_value(v, &i) || i < 0 || i > UINT32_MAX) {
+            return DECODE_FALLBACK;
+        }
+        a->scalar.u32 = (uint32_t)i;
+        return DECODE_OK;
+    case KIND_U64:
+        if (!int_value(v, &i) || i < 0) {   /* values above INT64_MAX take the Python path */
+            return DECODE_FALLBACK;
+        }
+        a->scalar.u64 = (uint64_t)i;
+        return DECODE_OK;
+    default: {
+        double d;
+        if (PyFloat_CheckExact(v)) {
+            d = PyFloat_AsDouble(v);
+        } else if (int_value(v, &i)) {
+            d = (double)i;
+        } else {
+            return DECODE_FALLBACK;
+        }
+        if (p->kind == KIND_F32) {
+            a->scalar.f32 = (float)d;
+        } else {
+            a->scalar.f64 = d;
+        }
+        return DECODE_OK;
+    }
+    }
+}
+
+static int bind_size(Decoded *d, int code, long long value)
+{
+    if (code == DIM_ANY) {
+        return 1;
+    }
+    if (code <= -2) {
+        return value == -(long long)(code + 2);
+    }
+    if (d->bound[code]) {
+        return d->sizes[code] == value;
+    }
+    d->bound[code] = 1;
+    d->sizes[code] = value;
+    return 1;
+}
+
+/* The CAI stream entry as the Python path reads it: absent/None/1 -> 0 (1 is
+ * the legacy default stream), else the handle. 0 when it is not an int, or
+ * absent where it is required (CuPy exporting CAI version 2 has none: its
+ * current stream is then only known to the Python path). */
+static int cai_stream(PyObject *cai, int required, void **stream)
+{
+    PyObject *s = PyDict_GetItemWithError(cai, str_stream);
+    if (!s) {
+        if (PyErr_Occurred() || required) {
+            PyErr_Clear();
+            return 0;
+        }
+        *stream = NULL;
+        return 1;
+    }
+    if (s == Py_None) {
+        *stream = NULL;
+        return 1;
+    }
+    long long v;
+    if (!int_value(s, &v)) {
+        return 0;
+    }
+    *stream = v == 1 ? NULL : (void *)(intptr_t)v;
+    return 1;
+}
+
+/* An array through __cuda_array_interface__ (CuPy and any CAI object). */
+static int decode_cai(LibEntryObject *e, PyObject *v, int framework, Decoded *d, LibValue *a, long long *shape,
+                      int rank, int first)
+{
+    PyObject *cai = PyObject_GetAttr(v, str_cai);
+    if (!cai) {
+        PyErr_Clear();
+        return DECODE_FALLBACK;
+    }
+    int ok = PyDict_Check(cai);
+    PyObject *data = ok ? PyDict_GetItemWithError(cai, str_data) : NULL;
+    PyObject *shp = ok ? PyDict_GetItemWithError(cai, str_shape) : NULL;
+    PyObject *strides = ok ? PyDict_GetItemWithError(cai, str_strides) : NULL;
+    PyObject *typestr = ok ? PyDict_GetItemWithError(cai, str_typestr) : NULL;
+    long long ptr = 0, st[2];
+    ok = ok && data && typestr && shp && PyTuple_Check(data) && PyTuple_Size(data) >= 1
+         && int_value(PyTuple_GetItem(data, 0), &ptr) && ptr != 0
+         && kind_of_typestr(typestr) == a->kind && read_ints(shp, rank, shape)
+         && (!strides || strides == Py_None || (read_ints(strides, rank, st)
+                                                && c_contiguous(rank, shape, st, kind_bytes[a->kind])));
+    if (ok && first) {
+        ok = cai_stream(cai, framework == FW_CUPY, &d->stream);
+    }
+    PyErr_Clear();
+    Py_DECREF(cai);
+    if (!ok) {
+        return DECODE_FALLBACK;
+    }
+    a->data = (uint64_t)ptr;
+    if (framework == FW_CUPY) {   /* the Python path's value.device.id */
+        PyObject *dev = PyObject_GetAttr(v, str_device);
+        PyObject *id = dev ? PyObject_GetAttr(dev, str_id) : NULL;
+        long long n = -1;
+        ok = id && int_value(id, &n);
+        Py_XDECREF(dev);
+        Py_XDECREF(id);
+        PyErr_Clear();
+        if (!ok) {
+            return DECODE_FALLBACK;
+        }
+        d->device = (int)n;
+    } else {
+        d->device = 0;   /* as the Python path: a CAI object's device is taken to be 0 */
+    }
+    return DECODE_OK;
+}
+
+/* A torch tensor through its methods (torch's __cuda_array_interface__ is Python code). */
+static int decode_torch(LibEntryObject *e, PyObject *v, Decoded *d, LibValue *a, long long *shape, int rank, int first)
+{
+    PyObject *kinds = PyDict_GetItemString(e->hooks, "torch_kinds");   /* torch dtype -> kind */
+    PyObject *dtype = PyObject_GetAttr(v, str_dtype);
+    PyObject *kind = dtype && kinds ? PyDict_GetItemWithError(kinds, dtype) : NULL;
+    long long k = -1, dev = -1, ptr = 0, st[2];
+    int ok = kind && int_value(kind, &k) && k == a->kind;
+    Py_XDECREF(dtype);
+    PyObject *obj = ok ? PyObject_CallMethodObjArgs(v, str_get_device, NULL) : NULL;
+    ok = obj && int_value(obj, &dev) && dev >= 0;
+    Py_XDECREF(obj);
+    obj = ok ? PyObject_GetAttr(v, str_shape) : NULL;
+    ok = obj && read_ints(obj, rank, shape);
+    Py_XDECREF(obj);
+    obj = ok ? PyObject_CallMethodObjArgs(v, str_stride, NULL) : NULL;
+    ok = obj && read_ints(obj, rank, st) && c_contiguous(rank, shape, st, 1);   /* torch strides count elements */
+    Py_XDECREF(obj);
+    obj = ok ? PyObject_CallMethodObjArgs(v, str_data_ptr, NULL) : NULL;
+    ok = obj && int_value(obj, &ptr) && ptr != 0;
+    Py_XDECREF(obj);
+    PyErr_Clear();
+    if (!ok) {
+        return DECODE_FALLBACK;
+    }
+    a->data = (uint64_t)ptr;
+    d->device = (int)dev;
+    if (first) {   /* the raw CUstream of torch's current stream */
+        PyObject *get = PyDict_GetItemString(e->hooks, "torch_stream");
+        PyObject *s = get ? PyObject_CallFunction(get, "i", (int)dev) : NULL;
+        long long h = 0;
+        ok = s && int_value(s, &h);
+        Py_XDECREF(s);
+        PyErr_Clear();
+        if (!ok) {
+            return DECODE_FALLBACK;
+        }
+        d->stream = (void *)(intptr_t)h;
+    }
+    return DECODE_OK;
+}
+
+static int framework_of(LibEntryObject *e, PyObject *v)
+{
+    PyObject *cupy_type = PyDict_GetItemString(e->hooks, "cupy_type");
+    PyObject *torch_type = PyDict_GetItemString(e->hooks, "torch_type");
+    if (cupy_type && PyType_Check(cupy_type) && PyObject_TypeCheck(v, (PyTypeObject *)cupy_type)) {
+        return FW_CUPY;
+    }
+    if (torch_type && PyType_Check(torch_type) && PyObject_TypeCheck(v, (PyTypeObject *)torch_type)) {
+        return FW_TORCH;
+    }
+    if (PyLong_Check(v) || PyFloat_Check(v)) {
+        return FW_NONE;
+    }
+    int has = PyObject_HasAttr(v, str_cai);
+    return has ? FW_CAI : FW_NONE;
+}
+
+/* Decode args (a tuple) into d: DECODE_OK, DECODE_FALLBACK or -1 (error set). */
+static int decode_args(LibEntryObject *e, PyObject *args, Decoded *d)
+{
+    memset(d, 0, sizeof *d);
+    d->framework = FW_NONE;
+    if (PyTuple_Size(args) != e->nparams) {
+        return DECODE_FALLBACK;
+    }
+    int seen_array = 0;
+    for (int i = 0; i < e->nparams; i++) {
+        const FastComp *p = &e->params[i];
+        PyObject *v = PyTuple_GetItem(args, i);
+        LibValue *a = &d->args[i];
+        if (p->rank == 0) {
+            if (decode_scalar(p, v, a) != DECODE_OK) {
+                return DECODE_FALLBACK;
+            }
+            continue;
+        }
+        int fw = framework_of(e, v);
+        if (fw == FW_NONE || (seen_array && fw != d->framework)) {
+            return DECODE_FALLBACK;
+        }
+        int device = d->device;
+        long long shape[2] = { 0, 0 };
+        a->kind = p->kind;
+        a->rank = p->rank;
+        int st = fw == FW_TORCH ? decode_torch(e, v, d, a, shape, p->rank, !seen_array)
+                                : decode_cai(e, v, fw, d, a, shape, p->rank, !seen_array);
+        if (st != DECODE_OK || (seen_array && d->device != device)) {
+            return DECODE_FALLBACK;
+        }
+        for (int k = 0; k < p->rank; k++) {
+            if (shape[k] <= 0 || !bind_size(d, p->dims[k], shape[k])) {   /* empty arrays: the Python path */
+                return DECODE_FALLBACK;
+            }
+        }
+        a->shape[0] = shape[0];
+        a->shape[1] = p->rank == 2 ? shape[1] : 0;
+        d->framework = fw;
+        seen_array = 1;
+    }
+    /* size parameters bind after the arrays, as Entry.__call__ binds them */
+    for (int i = 0; i < e->nparams; i++) {
+        int slot = e->params[i].size_slot;
+        if (slot >= 0 && (d->args[i].scalar.i64 < 0 || !bind_size(d, slot, d->args[i].scalar.i64))) {
+            return DECODE_FALLBACK;
+        }
+    }
+    return seen_array ? DECODE_OK : DECODE_FALLBACK;
+}
+
+/* A result's shape from the bound sizes; 0 when a dimension is not known. */
+static int result_shape(const FastComp *r, const Decoded *d, long long *shape)
+{
+    for (int k = 0; k < r->rank; k++) {
+        int code = r->dims[k];
+        if (code == DIM_ANY || (code >= 0 && !d->bound[code])) {
+            return 0;
+        }
+        shape[k] = code <= -2 ? -(long long)(code + 2) : d->sizes[code];
+        if (shape[k] <= 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *scalar_object(const LibValue *v)
+{
+    switch (v->kind) {
+    case KIND_BOOL: return PyBool_FromLong(v->scalar.b);
+    case KIND_I32: return PyLong_FromLong(v->scalar.i32);
+    case KIND_I64: return PyLong_FromLongLong(v->scalar.i64);
+    case KIND_U32: return PyLong_FromUnsignedLong(v->scalar.u32);
+    case KIND_U64: return PyLong_FromUnsignedLongLong(v->scalar.u64);
+    case KIND_F32: return PyFloat_FromDouble(v->scalar.f32);
+    default: return PyFloat_FromDouble(v->scalar.f64);
+    }
+}
+
+static PyObject *values_list(const LibValue *v, int n)
+{
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *rec = v[i].rank == 0
+            ? Py_BuildValue("(iiN)", v[i].kind, 0, scalar_object(&v[i]))
+            : Py_BuildValue("(iiLLK)", v[i].kind, v[i].rank, (long long)v[i].shape[0], (long long)v[i].shape[1],
+                            (unsigned long long)v[i].data);
+        if (!rec || PyList_Append(list, rec) != 0) {
+            Py_CLEAR(list);
+        }
+        Py_XDECREF(rec);
+    }
+    return list;
+}
+
+/* decode(*args) -> FALLBACK, or (framework, device, stream, [argument value], {size slot: value})
+ * with an argument value (kind, rank, rows, cols, address) or (kind, 0, number): what a call
+ * would pass to the thunk, for tests and debugging. */
+static PyObject *libentry_decode(PyObject *obj, PyObject *args)
+{
+    LibEntryObject *e = (LibEntryObject *)obj;
+    Decoded d;
+    int st = decode_args(e, args, &d);
+    if (st < 0) {
+        return NULL;
+    }
+    if (st == DECODE_FALLBACK) {
+        Py_INCREF(fallback_sentinel);
+        return fallback_sentinel;
+    }
+    static const char *const fw_names[] = { "cai", "cupy", "torch" };
+    PyObject *sizes = PyDict_New();
+    for (int i = 0; sizes && i < e->nslots; i++) {
+        PyObject *k = PyLong_FromLong(i), *v = d.bound[i] ? PyLong_FromLongLong(d.sizes[i]) : NULL;
+        if (!k || (d.bound[i] && (!v || PyDict_SetItem(sizes, k, v) != 0))) {
+            Py_CLEAR(sizes);
+        }
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    PyObject *values = values_list(d.args, e->nparams);
+    if (!sizes || !values) {
+        Py_XDECREF(sizes);
+        Py_XDECREF(values);
+        return NULL;
+    }
+    return Py_BuildValue("(siKNN)", fw_names[d.framework], d.device, (unsigned long long)(uintptr_t)d.stream, values,
+                         sizes);
+}
+
+/* A result array of the call's framework, its device address in *ptr; NULL
+ * with an error set when the allocator failed, without one when there is no
+ * allocator for this result or the array has no address. */
+static PyObject *alloc_result(LibEntryObject *e, int framework, int index, const long long *shape, int rank,
+                              uint64_t *ptr)
+{
+    PyObject *alloc = PyDict_GetItemString(e->hooks, framework == FW_CUPY ? "cupy_empty" : "torch_empty");
+    PyObject *kw = e->result_kw[framework == FW_CUPY ? 0 : 1][index];
+    if (!alloc || !kw) {
+        return NULL;
+    }
+    PyObject *shp = rank == 1 ? Py_BuildValue("((L))", shape[0]) : Py_BuildValue("((LL))", shape[0], shape[1]);
+    PyObject *array = shp ? PyObject_Call(alloc, shp, kw) : NULL;
+    Py_XDECREF(shp);
+    if (!array) {
+        return NULL;
+    }
+    PyObject *p = NULL;
+    if (framework == FW_CUPY) {
+        PyObject *mem = PyObject_GetAttr(array, str_data);
+        p = mem ? PyObject_GetAttr(mem, str_ptr) : NULL;
+        Py_XDECREF(mem);
+    } else {
+        p = PyObject_CallMethodObjArgs(array, str_data_ptr, NULL);
+    }
+    long long addr = 0;
+    int ok = p && int_value(p, &addr) && addr != 0;
+    Py_XDECREF(p);
+    PyErr_Clear();
+    if (!ok) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    *ptr = (uint64_t)addr;
+    return array;
+}
+
+/* entry(*args) -> the result, or FALLBACK (nothing was run: call the Python path). */
+static PyObject *libentry_call(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    LibEntryObject *e = (LibEntryObject *)obj;
+    if ((kwargs && PyDict_Size(kwargs) != 0) || !e->call) {
+        Py_INCREF(fallback_sentinel);
+        return fallback_sentinel;
+    }
+    Decoded d;
+    int st = decode_args(e, args, &d);
+    if (st < 0) {
+        return NULL;
+    }
+    if (st == DECODE_FALLBACK || d.device != e->device) {
+        Py_INCREF(fallback_sentinel);
+        return fallback_sentinel;
+    }
+    if (d.framework == FW_CUPY) {   /* cupy.empty allocates on the current device: it must be this one */
+        PyObject *get = PyDict_GetItemString(e->hooks, "cupy_device");
+        PyObject *cur = get ? PyObject_CallObject(get, NULL) : NULL;
+        long long n = -1;
+        int ok = cur && int_value(cur, &n) && n == e->device;
+        Py_XDECREF(cur);
+        PyErr_Clear();
+        if (!ok) {
+            Py_INCREF(fallback_sentinel);
+            return fallback_sentinel;
+        }
+    }
+    LibValue results[FAST_MAX];
+    PyObject *made[FAST_MAX] = { NULL };
+    memset(results, 0, sizeof results);
+    for (int i = 0; i < e->nresults; i++) {
+        const FastComp *r = &e->results[i];
+        LibValue *v = &results[i];
+        v->kind = r->kind;
+        v->rank = r->rank;
+        if (r->rank == 0) {
+            continue;
+        }
+        long long shape[2] = { 0, 0 };
+        /* unknown sizes and generic CAI arrays: the library allocates, the Python path wraps */
+        if (d.framework == FW_CAI || !result_shape(r, &d, shape)) {
+            for (int j = 0; j < i; j++) {
+                Py_XDECREF(made[j]);
+            }
+            Py_INCREF(fallback_sentinel);
+            return fallback_sentinel;
+        }
+        made[i] = alloc_result(e, d.framework, i, shape, r->rank, &v->data);
+        if (!made[i]) {
+            for (int j = 0; j < i; j++) {
+                Py_XDECREF(made[j]);
+            }
+            if (PyErr_Occurred()) {   /* the framework's allocator failed */
+                return NULL;
+            }
+            Py_INCREF(fallback_sentinel);   /* no allocator for this kind, or no address */
+            return fallback_sentinel;
+        }
+        v->shape[0] = shape[0];
+        v->shape[1] = r->rank == 2 ? shape[1] : 0;
+    }
+    int status;
+    LibCall call = e->call;
+    void *lib = e->lib;
+    Py_BEGIN_ALLOW_THREADS
+    status = call(lib, d.stream, d.args, results);
+    Py_END_ALLOW_THREADS
+    if (status != 0) {
+        for (int i = 0; i < e->nresults; i++) {
+            Py_XDECREF(made[i]);
+        }
+        PyObject *r = PyObject_CallObject(e->on_error, NULL);   /* raises the library's message */
+        if (r) {
+            Py_DECREF(r);
+            PyErr_Format(PyExc_RuntimeError, "gpuc: an entry failed with status %d", status);
+        }
+        return NULL;
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        if (!made[i] && !(made[i] = scalar_object(&results[i]))) {
+            for (int j = 0; j < e->nresults; j++) {
+                Py_XDECREF(made[j]);
+            }
+            return NULL;
+        }
+    }
+    if (!e->result_tuple) {
+        return made[0];
+    }
+    PyObject *tuple = PyTuple_New(e->nresults);
+    for (int i = 0; i < e->nresults; i++) {
+        if (tuple) {
+            PyTuple_SetItem(tuple, i, made[i]);   /* steals */
+        } else {
+            Py_DECREF(made[i]);
+        }
+    }
+    return tuple;
+}
+
+/* One component of the spec: (kind, (dimension code, ...), size slot or -1). */
+static int read_comp(PyObject *item, FastComp *c)
+{
+    PyObject *dims;
+    if (!PyArg_ParseTuple(item, "iOi", &c->kind, &dims, &c->size_slot)) {
+        return -1;
+    }
+    if (c->kind < 0 || c->kind >= KIND_COUNT || !PyTuple_Check(dims) || PyTuple_Size(dims) > 2
+        || c->size_slot >= FAST_MAX) {
+        PyErr_SetString(PyExc_ValueError, "gpuc: bad LibEntry component");
+        return -1;
+    }
+    c->rank = (int)PyTuple_Size(dims);
+    for (int k = 0; k < c->rank; k++) {
+        long code = PyLong_AsLong(PyTuple_GetItem(dims, k));
+        if ((code == -1 && PyErr_Occurred()) || code >= FAST_MAX) {
+            PyErr_SetString(PyExc_ValueError, "gpuc: bad LibEntry dimension");
+            return -1;
+        }
+        c->dims[k] = (int)code;
+    }
+    return 0;
+}
+
+static int read_comps(PyObject *list, FastComp *out, int *n)
+{
+    if (!PyList_Check(list) || PyList_Size(list) > FAST_MAX) {
+        PyErr_SetString(PyExc_ValueError, "gpuc: LibEntry takes at most 16 components as a list");
+        return -1;
+    }
+    *n = (int)PyList_Size(list);
+    for (int i = 0; i < *n; i++) {
+        if (read_comp(PyList_GetItem(list, i), &out[i]) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *libentry_type;   /* set by the module's init */
+
+/* LibEntry(call address, lib address, device, params, results, result_tuple, hooks, on_error) */
+static PyObject *libentry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    unsigned long long call, lib;
+    int device, result_tuple;
+    PyObject *params, *results, *hooks, *on_error;
+    if (!PyArg_ParseTuple(args, "KKiOOpOO", &call, &lib, &device, &params, &results, &result_tuple, &hooks,
+                          &on_error)) {
+        return NULL;
+    }
+    if (!PyDict_Check(hooks) || !PyCallable_Check(on_error)) {
+        PyErr_SetString(PyExc_TypeError, "gpuc: LibEntry's hooks must be a dict and on_error callable");
+        return NULL;
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+    LibEntryObject *e = (LibEntryObject *)alloc(type, 0);
+    if (!e) {
+        return NULL;
+    }
+    e->call = (LibCall)(uintptr_t)call;
+    e->lib = (void *)(uintptr_t)lib;
+    e->device = device;
+    e->result_tuple = result_tuple;
+    Py_INCREF(hooks);
+    e->hooks = hooks;
+    Py_INCREF(on_error);
+    e->on_error = on_error;
+    if (read_comps(params, e->params, &e->nparams) != 0 || read_comps(results, e->results, &e->nresults) != 0) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    for (int i = 0; i < e->nparams; i++) {
+        for (int k = 0; k < e->params[i].rank; k++) {
+            e->nslots = e->params[i].dims[k] + 1 > e->nslots ? e->params[i].dims[k] + 1 : e->nslots;
+        }
+        e->nslots = e->params[i].size_slot + 1 > e->nslots ? e->params[i].size_slot + 1 : e->nslots;
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        for (int k = 0; k < e->results[i].rank; k++) {
+            e->nslots = e->results[i].dims[k] + 1 > e->nslots ? e->results[i].dims[k] + 1 : e->nslots;
+        }
+    }
+    /* the allocators' keyword arguments per result: cupy.empty(shape, dtype=),
+     * torch.empty(shape, dtype=, device=) */
+    static const char *const kw_hooks[2] = { "cupy_kwargs", "torch_kwargs" };   /* list: kind -> dict */
+    for (int f = 0; f < 2; f++) {
+        PyObject *per_kind = PyDict_GetItemString(hooks, kw_hooks[f]);
+        for (int i = 0; per_kind && i < e->nresults; i++) {
+            PyObject *kw = PySequence_GetItem(per_kind, e->results[i].kind);
+            if (!kw || !PyDict_Check(kw)) {
+                Py_XDECREF(kw);
+                PyErr_Clear();
+                continue;
+            }
+            e->result_kw[f][i] = kw;
+        }
+    }
+    return (PyObject *)e;
+}
+
+static void libentry_dealloc(PyObject *obj)
+{
+    LibEntryObject *e = (LibEntryObject *)obj;
+    Py_XDECREF(e->hooks);
+    Py_XDECREF(e->on_error);
+    for (int f = 0; f < 2; f++) {
+        for (int i = 0; i < FAST_MAX; i++) {
+            Py_XDECREF(e->result_kw[f][i]);
+        }
+    }
+    PyTypeObject *type = Py_TYPE(obj);
+    freefunc tp_free = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    tp_free(obj);
+    Py_DECREF(type);
+}
+
+static PyMethodDef libentry_methods[] = {
+    { "decode", libentry_decode, METH_VARARGS, "decode(*args) -> FALLBACK or (framework, device, stream, values, sizes)" },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyType_Slot libentry_slots[] = {
+    { Py_tp_new, (void *)libentry_new },
+    { Py_tp_dealloc, (void *)libentry_dealloc },
+    { Py_tp_call, (void *)libentry_call },
+    { Py_tp_methods, libentry_methods },
+    { Py_tp_doc, (void *)"LibEntry(call, lib, device, params, results, result_tuple, hooks, on_error): one entry of a "
+                        "--emit=lib library on one device, called without ctypes (see gpuc/_cudamodule.py)." },
+    { 0, NULL },
+};
+
+static PyType_Spec libentry_spec = {
+    "gpuc._gpuc.LibEntry", sizeof(LibEntryObject), 0, Py_TPFLAGS_DEFAULT, libentry_slots,
+};
+
+/* The interned attribute names and the FALLBACK sentinel. */
+static int libentry_init_module(PyObject *m)
+{
+    struct { PyObject **slot; const char *text; } names[] = {
+        { &str_cai, "__cuda_array_interface__" }, { &str_data, "data" }, { &str_shape, "shape" },
+        { &str_strides, "strides" }, { &str_typestr, "typestr" }, { &str_stream, "stream" },
+        { &str_device, "device" }, { &str_id, "id" }, { &str_data_ptr, "data_ptr" }, { &str_stride, "stride" },
+        { &str_dtype, "dtype" }, { &str_get_device, "get_device" }, { &str_ptr, "ptr" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!(*names[i].slot = PyUnicode_InternFromString(names[i].text))) {
+            return -1;
+        }
+    }
+    fallback_sentinel = PyUnicode_InternFromString("gpuc.FALLBACK");
+    libentry_type = PyType_FromSpec(&libentry_spec);
+    if (!fallback_sentinel || !libentry_type) {
+        return -1;
+    }
+    Py_INCREF(fallback_sentinel);
+    Py_INCREF(libentry_type);
+    if (PyModule_AddObject(m, "FALLBACK", fallback_sentinel) != 0 || PyModule_AddObject(m, "LibEntry", libentry_type) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
 static PyMethodDef module_methods[] = {
     { "compile", py_compile, METH_VARARGS, "compile(emit, path, source, source_name, stdlib_dir, defines, lib_name, archs)" },
     { "load_program", py_load_program, METH_VARARGS, "load_program(path) -> Program" },
@@ -415,5 +1184,9 @@ PyMODINIT_FUNC PyInit__gpuc(void)
         return NULL;
     }
     Py_INCREF(program_type);   /* one reference for the module, one kept here */
+    if (libentry_init_module(m) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

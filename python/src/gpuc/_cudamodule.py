@@ -2,7 +2,13 @@
 gpuc.load(path). An entry call flattens its arguments (gpuc/_types.py, with
 device arrays as gpuc/_cuda.py DeviceArrays), fills GpucLibValues, calls the
 library's thunk on the framework's current stream (ctypes releases the GIL)
-and builds the results as arrays of the arguments' framework."""
+and builds the results as arrays of the arguments' framework.
+
+The hot path: after an entry's first call on CuPy or torch arrays, its
+module attribute holds a gpuc._gpuc.LibEntry (python/src/_gpuc.c) that does
+all of the above in C for positional calls on contiguous device arrays of one
+framework and Python numbers; on anything else it answers FALLBACK before
+running anything and the Python path below takes the call."""
 
 import ctypes
 import json
@@ -10,7 +16,9 @@ import os
 
 import numpy as np
 
-from . import CompileError, Entry, Error, ExecutionError, Module, _compile_text, _make_function, _types, _cuda
+import sys
+
+from . import CompileError, Entry, EntryFunction, Error, ExecutionError, Module, _compile_text, _types, _cuda
 
 _KIND = {k: i for i, k in enumerate(_types.KINDS)}
 
@@ -77,12 +85,15 @@ class CudaModule(Module):
         lines = {e["name"]: "%s:%s" % (source, e.get("line")) for e in manifest.get("entries", [])}
         self.entries = {}
         self._calls = []
+        self._functions = []    # per entry: its _FastFunction (what the module attribute holds)
         for i, (ename, params, result, call) in enumerate(library.entries):
             entry = Entry(self, i, ename, params, result, lines.get(ename))
             self.entries[ename] = entry
             self._calls.append(call)
+            fn = type(ename, (_FastFunction,), {"__doc__": entry.doc()})(entry)
+            self._functions.append(fn)
             if not hasattr(type(self), ename):
-                setattr(self, ename, _make_function(entry))
+                setattr(self, ename, fn)
 
     def _run(self, entry, comps, sizes, out=None, sync=True):
         if not sync:
@@ -177,9 +188,30 @@ class CudaModule(Module):
         finally:
             for p in temps:
                 rt.gpuc_mem_free(ctx, p)
+        if out is None and first is not None and first.framework in ("cupy", "torch"):
+            fn = self._functions[entry.index]
+            if fn._fast is None or first.framework not in fn._fast_frameworks:
+                self._install_fast(entry, fn, device, lib)
         if out is not None:
             return out
         return _unflatten(entry.result, values, device=first is not None)
+
+    def _install_fast(self, entry, fn, device, lib):
+        """Give fn a LibEntry of entry on device (after a call through the
+        Python path succeeded there), for the frameworks imported so far."""
+        spec = fast_spec(entry)
+        if spec is None:
+            return
+        params, results, result_tuple = spec
+        hooks = framework_hooks(device)
+        name, library = entry.name, self._library
+
+        def on_error():
+            raise ExecutionError(name, library.message())
+
+        call = ctypes.cast(self._calls[entry.index], ctypes.c_void_p).value
+        fn._fast = _ext().LibEntry(call, lib.value or 0, device, params, results, result_tuple, hooks, on_error)
+        fn._fast_frameworks = {f for f in ("cupy", "torch") if f + "_type" in hooks}
 
     def _check_arch(self, device):
         """Once, before the first call of a module compiled for "the device's
@@ -213,6 +245,103 @@ class CudaModule(Module):
         if len(comps) != len(leaves) or not all(isinstance(c, _cuda.DeviceArray) for c in comps):
             raise TypeError("%s: out= must be device arrays of the result type %s" % (entry.name, entry.result_text))
         return comps
+
+
+class _FastFunction(EntryFunction):
+    """A CUDA module's entry attribute: the LibEntry when it has one and it
+    takes the call, else the Python path (Entry.__call__)."""
+
+    _fast = None                  # a gpuc._gpuc.LibEntry, set by CudaModule._install_fast
+    _fast_frameworks = frozenset()
+
+    def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None and not kwargs:
+            r = fast(*args)
+            if r is not _FALLBACK:
+                return r
+        return self.entry(*args, **kwargs)
+
+
+def _ext():
+    from . import _gpuc
+    return _gpuc
+
+
+_FALLBACK = _ext().FALLBACK
+
+
+def fast_spec(entry):
+    """(params, results, result_tuple) for gpuc._gpuc.LibEntry, or None when
+    the entry has a parameter or result the C path does not take (structs,
+    tuples of arrays as arguments, rank > 2). A component is (kind index,
+    dimension codes, size slot): a dimension code is a size variable's slot
+    (>= 0), -1 for "_", or -(2 + n) for the constant n; the size slot of an
+    i64 parameter that is a size variable, else -1."""
+    slots = {}
+
+    def code(d):
+        if d == "_":
+            return -1
+        if d.isdigit():
+            return -2 - int(d)
+        return slots.setdefault(d, len(slots))
+
+    params = []
+    for p, t in entry.params:
+        if isinstance(t, _types.Scalar):
+            params.append((_KIND[t.kind], (), code(p) if p in entry.size_params else -1))
+        elif isinstance(t, _types.Array) and isinstance(t.elem, _types.Scalar) and len(t.dims) <= 2:
+            params.append((_KIND[t.elem.kind], tuple(code(d) for d in t.dims), -1))
+        else:
+            return None
+    r = entry.result
+    simple = (_types.Scalar, _types.Array)
+    if isinstance(r, _types.Tuple) and all(isinstance(s, simple) for s in r.items):
+        items, result_tuple = r.items, True
+    elif isinstance(r, simple):
+        items, result_tuple = [r], False
+    else:
+        return None
+    results = []
+    for t in items:
+        if isinstance(t, _types.Scalar):
+            results.append((_KIND[t.kind], (), -1))
+        elif isinstance(t.elem, _types.Scalar) and len(t.dims) <= 2:
+            results.append((_KIND[t.elem.kind], tuple(code(d) for d in t.dims), -1))
+        else:
+            return None
+    if max(len(params), len(results), len(slots)) > 16:
+        return None
+    return params, results, result_tuple
+
+
+def framework_hooks(device):
+    """What LibEntry needs of CuPy and torch (those already imported): their
+    array types, allocators with per-kind keyword arguments, torch's dtype ->
+    kind table and raw current stream, CuPy's current device."""
+    hooks = {}
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        hooks["cupy_type"] = cupy.ndarray
+        hooks["cupy_empty"] = cupy.empty
+        hooks["cupy_kwargs"] = [{"dtype": _types.DTYPES[k]} for k in _types.KINDS]
+        hooks["cupy_device"] = cupy.cuda.runtime.getDevice
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "Tensor"):
+        names = {"bool": "bool", "i32": "int32", "i64": "int64", "u32": "uint32", "u64": "uint64",
+                 "f32": "float32", "f64": "float64"}
+        dtypes = [getattr(torch, names[k], None) for k in _types.KINDS]
+        dev = torch.device("cuda", device)
+        hooks["torch_type"] = torch.Tensor
+        hooks["torch_empty"] = torch.empty
+        hooks["torch_kwargs"] = [{"dtype": t, "device": dev} if t is not None else None for t in dtypes]
+        hooks["torch_kinds"] = {t: i for i, t in enumerate(dtypes) if t is not None}
+        hooks["torch_stream"] = lambda d: _cuda._torch_stream(torch, d)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            hooks["torch_stream"] = raw
+    return hooks
 
 
 _KIND_OF = {d: k for k, d in _types.DTYPES.items()}
