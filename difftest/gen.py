@@ -337,8 +337,12 @@ class Gen:
         return vs + [v for v in en.scalars]
 
     def new(self, prefix="t"):
-        self.count += 1
-        return "%s%d" % (prefix, self.count)
+        """A fresh variable name; never a type's name (f32, i64, u32 ...)."""
+        while True:
+            self.count += 1
+            name = "%s%d" % (prefix, self.count)
+            if name not in ("f32", "f64", "i32", "i64", "u32", "u64"):
+                return name
 
     def map_of(self, en, arrs, rt, depth=2):
         """map(|a, b| EXPR, xs, ys) of result type rt over arrays arrs (Vars)."""
