@@ -1,5 +1,6 @@
 /* blocks.h: what `gpuc test` (test_cmd.c) and `gpuc bench` (bench_cmd.c)
- * share (blocks.c): the `//!` blocks of .gdsl files, gdsl type strings and
+ * share (blocks.c, and tb_values.c for types, values, .npy files and
+ * generated inputs): the `//!` blocks of .gdsl files, gdsl type strings and
  * values as components, .npy files, Philox-generated inputs, and building a
  * file's executable and running one of its entries (or fns, through a
  * generated wrapper entry). Formats: docs/testing.md, docs/bench.md.

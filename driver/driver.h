@@ -2,7 +2,7 @@
  * building executables (`gpuc prog.gdsl -o prog`, build_exe.c), running them
  * through a cache (`gpuc run`), the test-block runner (`gpuc test`,
  * test_cmd.c) and the benchmark runner (`gpuc bench`, bench_cmd.c), which
- * share blocks.c (blocks.h). Prefix drv_. */
+ * share blocks.c and tb_values.c (blocks.h). Prefix drv_. */
 #ifndef GPUC_DRIVER_H
 #define GPUC_DRIVER_H
 
