@@ -177,6 +177,9 @@ const char *be_binop(BeExprCtx *c, int op, IrScalar t, const char *a, const char
         return be_strf(c, "((%s)(%s %s %s))", ct, a, ir_binop_info[op].cop, b);
     case IR_BIN_min: case IR_BIN_max:
         if (fl) { return be_strf(c, "%s%s(%s, %s)", op == IR_BIN_min ? "fmin" : "fmax", f32 ? "f" : "", a, b); }
+        if (c->cuda && (t == IR_I32 || t == IR_U32)) {  /* see GPUC_MINMAX32 in the prelude */
+            return be_strf(c, "gpuc_%s_%s(%s, %s)", op == IR_BIN_min ? "min" : "max", sfx(t), a, b);
+        }
         return be_strf(c, "(%s %s %s ? %s : %s)", a, op == IR_BIN_min ? "<" : ">", b, a, b);
     case IR_BIN_land: case IR_BIN_lor:
         return be_strf(c, "(%s %s %s)", a, ir_binop_info[op].cop, b);
