@@ -66,11 +66,11 @@ void be_prelude(BeBuf *b, bool cuda) {
         "GPUC_SIGNED(i64, int64_t, uint64_t, 64)\n"
         "GPUC_UNSIGNED(u32, uint32_t, 32)\n"
         "GPUC_UNSIGNED(u64, uint64_t, 64)\n");
-    if (cuda) {
-        /* ptxas 13.0 for sm_90 drops a negation that it folds into a 3-input
-         * integer min/max (VIMNMX3), so max(-a, -b) could come out as max(a, -b)
-         * (docs/reliability.md); a select written in PTX does not take that road */
-        be_printf(b,
+    /* ptxas 13.0 for sm_90 drops a negation that it folds into a 3-input
+     * integer min/max (VIMNMX3), so max(-a, -b) could come out as max(a, -b)
+     * (docs/reliability.md); a select written in PTX does not take that road.
+     * In every prelude: a CUDA program's host code, compiled by cc, uses them too. */
+    be_printf(b,
         "/* 32-bit integer min/max: a PTX select on the device (ptxas 13.0 VIMNMX3 workaround) */\n"
         "#if defined(__CUDA_ARCH__)\n"
         "#define GPUC_MINMAX32(NAME, T, CMP, OP) GPUC_FN T gpuc_##NAME(T a, T b) { T r; \\\n"
@@ -82,7 +82,6 @@ void be_prelude(BeBuf *b, bool cuda) {
         "GPUC_MINMAX32(max_i32, int32_t, \"gt.s32\", >)\n"
         "GPUC_MINMAX32(min_u32, uint32_t, \"lt.u32\", <)\n"
         "GPUC_MINMAX32(max_u32, uint32_t, \"gt.u32\", >)\n");
-    }
     be_printf(b,
         "/* float -> integer saturates, NaN gives 0 (what CUDA's cvt.rzi.sat does) */\n"
         "#define GPUC_CVT(S, T, F, FT, LO, HI) \\\n"
