@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-ROW_LENGTHS = (256, 1024, 4096, 32768)
+ROW_LENGTHS = (256, 1024, 4096, 32768, 262144)
 COMPILE_SIZES = {1 << 20, 1 << 28}
 
 
@@ -301,13 +301,107 @@ def run_cupy(b, sizes, row_total):
         cp.get_default_memory_pool().free_all_blocks()
 
 
+# ---- rows: LayerNorm, cross-entropy, row softmax at every row length (issue 16) ----
+ROW_NN_LENGTHS = (256, 1024, 4096, 32768, 262144)
+
+
+def run_rows_nn(b, row_total, compile_on, softmax_too=False, flat_too=False):
+    """torch eager and torch.compile: F.layer_norm (weight, bias, eps 1e-5)
+    and F.cross_entropy (reduction='none', int64 targets) per row length;
+    with softmax_too also torch.softmax(A, 1) at every ROW_NN_LENGTHS, with
+    flat_too var_mean and the chain at row_total (bench/try_rows.sh); and a
+    cudaMemcpyAsync device-to-device copy of 1 GiB through CuPy (copy_ref,
+    the rate the ratios are of) when CuPy is there."""
+    import torch
+    import torch.nn.functional as F
+    b.torch = torch
+    dev = "cuda"
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(4321)
+    for knob in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 1024)
+
+    def layer_norm(a, w, bias):
+        return F.layer_norm(a, (a.shape[1],), w, bias, 1e-5)
+
+    def xent(a, t):
+        return F.cross_entropy(a, t, reduction="none")
+
+    def softmax(a):
+        return torch.softmax(a, 1)
+
+    def var_mean(x):
+        v, m = torch.var_mean(x, correction=0)
+        return m, v
+
+    def chain(x, y):
+        return torch.exp(-x * x) * torch.sin(y) + 2 * x
+
+    def pair(case, n, m, f, args):
+        b.emit("torch", case, "f32", n, m, b.time_torch(lambda: f(*args)))
+        if not compile_on:
+            return
+        cf = torch.compile(f, dynamic=False)
+        t0 = time.time()
+        r2 = cf(*args)
+        torch.cuda.synchronize()
+        cs = time.time() - t0
+        r1 = f(*args)
+        r1 = r1 if isinstance(r1, tuple) else (r1,)
+        r2 = r2 if isinstance(r2, tuple) else (r2,)
+        ok = all(torch.allclose(p.double(), q.double(), rtol=1e-3, atol=1e-3) for p, q in zip(r1, r2))
+        b.emit("torch_compile", case, "f32", n, m, b.time_torch(lambda: cf(*args)), "ok" if ok else "WRONG vs eager",
+               compile_s=round(cs, 2))
+
+    try:
+        if not flat_too:
+            raise RuntimeError("skipped")  # bench/run.sh takes its copy rate from the CUB harness
+        import cupy as cp
+        b.cupy = cp
+        src = cp.empty(1 << 28, dtype=cp.float32)
+        dst = cp.empty_like(src)
+        nbytes = src.nbytes
+        t = b.time_cupy(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, 3,
+                                                             cp.cuda.get_current_stream().ptr))
+        b.emit("cupy", "copy_ref", "-", 1 << 30, 0, t, GBps=round(2 * nbytes / (t[0] * 1e3), 1))
+        del src, dst
+        cp.get_default_memory_pool().free_all_blocks()
+    except Exception as e:  # noqa: BLE001
+        if flat_too:
+            print(f"peers_py: copy_ref through CuPy failed: {e!r}", file=sys.stderr)
+
+    for m in ROW_NN_LENGTHS:
+        if m > row_total:
+            continue
+        rows = row_total // m
+        A = (torch.rand(rows, m, device=dev, generator=gen) * 2 - 1)
+        w = torch.rand(m, device=dev, generator=gen) + 0.5
+        bias = torch.rand(m, device=dev, generator=gen) * 2 - 1
+        t = torch.randint(0, m, (rows,), device=dev, generator=gen, dtype=torch.int64)
+        if softmax_too:
+            pair("row_softmax", row_total, m, softmax, (A,))
+        pair("layer_norm", row_total, m, layer_norm, (A, w, bias))
+        pair("xent", row_total, m, xent, (A, t))
+        del A, w, bias, t
+        torch.cuda.empty_cache()
+    if flat_too:
+        x = torch.rand(row_total, device=dev, generator=gen) * 2 - 1
+        y = torch.rand(row_total, device=dev, generator=gen) * 2 - 1
+        pair("mean_var", row_total, 0, var_mean, (x,))
+        pair("chain", row_total, 0, chain, (x, y))
+        del x, y
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="-")
     ap.add_argument("--sizes", default=",".join(str(k) for k in range(10, 29, 2)))
     ap.add_argument("--rows-total", type=int, default=None, help="log2 of the 2-D arrays' elements (default: largest size)")
     ap.add_argument("--no-compile", action="store_true")
-    ap.add_argument("--only", choices=("torch", "cupy"), default=None)
+    ap.add_argument("--only", choices=("torch", "cupy", "rows"), default=None,
+                    help="rows: only run_rows_nn (row softmax, LayerNorm, cross-entropy, var_mean, chain; bench/try_rows.sh)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     row_total = 1 << (args.rows_total if args.rows_total else max(sizes))
@@ -319,6 +413,14 @@ def main():
             run_cupy(b, sizes, row_total)
         except Exception as e:  # noqa: BLE001
             print(f"peers_py: cupy failed: {e!r}", file=sys.stderr)
+            rc = 1
+    if args.only in (None, "rows"):
+        try:
+            run_rows_nn(b, row_total, not args.no_compile, softmax_too=args.only == "rows", flat_too=args.only == "rows")
+        except Exception as e:  # noqa: BLE001
+            import traceback
+            traceback.print_exc()
+            print(f"peers_py: rows failed: {e!r}", file=sys.stderr)
             rc = 1
     if args.only in (None, "torch"):
         try:

@@ -28,7 +28,7 @@ import sys
 
 SIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u8": 1}
 PEERS = ("cub", "cupy", "torch", "torch_compile")
-ROW_LENGTHS = (256, 1024, 4096, 32768)
+ROW_LENGTHS = (256, 1024, 4096, 32768, 262144)
 
 # (case, dtypes, has_m): every case the gpuc suite has, in table order
 CASES = [
@@ -40,9 +40,10 @@ CASES = [
     ("filter", ("f32", "i32")),
     ("logsumexp", ("f32",)), ("softmax_stats", ("f32",)), ("mean_var", ("f32",)),
     ("row_sums", ("f32",)), ("row_softmax", ("f32",)),
+    ("layer_norm", ("f32",)), ("xent", ("f32",)),
     ("matmul", ("f64",)),
 ]
-ROWS_2D = ("row_sums", "row_softmax")
+ROWS_2D = ("row_sums", "row_softmax", "layer_norm", "xent")
 REDUCE = ("sum", "max", "dot", "sumsq")
 SCAN = ("scan_incl", "scan_excl")
 
@@ -61,8 +62,10 @@ def bytes_moved(case, dtype, n, m, out_n):
         return s * n + s * (out_n if out_n is not None else n // 2)
     if case == "row_sums":
         return s * n + s * (n // m)
-    if case == "row_softmax":
-        return 2 * s * n
+    if case in ("row_softmax", "layer_norm"):
+        return 2 * s * n  # LayerNorm's weight and bias (2 x m) left out
+    if case == "xent":
+        return s * n + (8 + s) * (n // m)  # logits, int64 targets, a loss per row
     if case == "matmul":
         return 3 * s * n * n
     return None

@@ -12,8 +12,10 @@
  * The kernel keeps each row in registers while it reduces it, then applies
  * the post to every element and writes the 2-D results (row softmax: one
  * read and one write).  The map may read S's results only at its own row
- * (r[i0]); everything else it reads must exist before S, since the map
- * moves up to S.
+ * (r[i0]), directly or through a 1-D map of them read at its own row
+ * (LayerNorm: q = map(r) |s, ss| (s / m, 1 / sqrt(...)), then y = f(x,
+ * q[i0]): q's body is inlined, so the post reads the row's results);
+ * everything else it reads must exist before S, since the map moves up to S.
  */
 #include "ir.h"
 
@@ -25,12 +27,47 @@ typedef struct { IrExpr **from, **to; int n, cap; } Memo;
  * post parameter s->nins + o; NULL if e reads a result of s otherwise. */
 typedef struct {
     IrModule *m;
+    IrEntry *e;
     IrStmt *s;
     IrExpr **pin;   /* per map parameter */
     IrExpr **pred;  /* per reduction output of s */
     Memo memo;
     bool bad;
 } Rw;
+
+static IrExpr *rw(Rw *w, IrExpr *e);
+
+/* Is every value c reads (other than s's results) defined before s? */
+typedef struct { IrEntry *e; IrStmt *s; int si; bool ok; } Before;
+static void before_visit(IrValue *v, void *ctx) {
+    Before *b = ctx;
+    if (!v->def || v->def == b->s) { return; }
+    if (ir_stmt_index(b->e, v->def) >= b->si) { b->ok = false; }
+}
+
+/* v[i0] where v is a result of a 1-D map d over the rows of s whose every
+ * input is a result of s or defined before s: d's body for v with its
+ * parameters read at i0, rewritten by w (NULL if v is no such value). */
+static IrExpr *inline_row_map(Rw *w, IrValue *v) {
+    IrStmt *d = v->def;
+    if (!d || d == w->s || d->kind != IR_S_SCREMA || d->rank != 1 || d->nscans || d->nreds || d->post || d->w[0] != w->s->w[0]) {
+        return NULL;
+    }
+    int o = -1;
+    for (int k = 0; k < d->nouts; k++) { if (d->outs[k] == v) { o = k; } }
+    if (o < 0 || o >= d->map->nres) { return NULL; }
+    Before bf = { w->e, w->s, ir_stmt_index(w->e, w->s), true };
+    ir_stmt_visit_reads(d, before_visit, &bf);
+    if (!bf.ok) { return NULL; }
+    Rw in = { w->m, w->e, w->s, NULL, w->pred, { 0 }, false };
+    in.pin = ir_alloc(w->m->arena, sizeof *in.pin * (size_t)(d->nins + 1));
+    for (int j = 0; j < d->nins; j++) { in.pin[j] = rw(w, ir_e_read(w->m, d->ins[j], ir_e_idx(w->m, 0), NULL)); }
+    IrExpr *r = w->bad ? NULL : rw(&in, d->map->res[o]);
+    free(in.memo.from);
+    free(in.memo.to);
+    if (in.bad) { w->bad = true; }
+    return r;
+}
 
 static IrExpr *rw(Rw *w, IrExpr *e) {
     if (!e || w->bad) { return e; }
@@ -40,8 +77,14 @@ static IrExpr *rw(Rw *w, IrExpr *e) {
     if ((e->kind == IR_E_READ || e->kind == IR_E_FREE) && e->val->def == w->s) {
         for (int k = 0; k < w->s->nouts; k++) { if (w->s->outs[k] == e->val) { o = k; } }
     }
+    IrExpr *row_map = NULL;
+    if (e->kind == IR_E_READ && o < 0 && e->a[0] && e->a[0]->kind == IR_E_IDX && e->a[0]->index == 0 && !e->a[1]) {
+        row_map = inline_row_map(w, e->val);
+    }
     if (e->kind == IR_E_PARAM) {
         r = w->pin[e->index];
+    } else if (row_map) {
+        r = row_map;
     } else if (o >= 0) {
         if (e->kind != IR_E_READ || e->a[1] || e->a[0]->kind != IR_E_IDX || e->a[0]->index != 0) {
             w->bad = true;  /* a result of another row, or the whole array */
@@ -71,24 +114,41 @@ static IrExpr *rw(Rw *w, IrExpr *e) {
     return r;
 }
 
-/* Is every value c reads (other than s's results) defined before s? */
-typedef struct { IrEntry *e; IrStmt *s; int si; bool ok; } Before;
-static void before_visit(IrValue *v, void *ctx) {
-    Before *b = ctx;
-    if (!v->def || v->def == b->s) { return; }
-    if (ir_stmt_index(b->e, v->def) >= b->si) { b->ok = false; }
+/* Does c read the results of s, directly or through 1-D maps of them? */
+typedef struct { IrStmt *s; int depth; bool found; } Reads;
+static void reads_visit(IrValue *v, void *ctx) {
+    Reads *r = ctx;
+    if (r->found || !v->def || v->rank != 1) { return; }
+    if (v->def == r->s) {
+        r->found = true;
+    } else if (r->depth < 4 && v->def->kind == IR_S_SCREMA && v->def->rank == 1) {
+        r->depth++;
+        ir_stmt_visit_reads(v->def, reads_visit, r);
+        r->depth--;
+    }
+}
+static bool reads_result(IrStmt *c, IrStmt *s) {
+    Reads r = { s, 0, false };
+    ir_stmt_visit_reads(c, reads_visit, &r);
+    return r.found;
 }
 
-static bool reads_result(IrStmt *c, IrStmt *s) {
-    for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank == 1 && ir_stmt_reads(c, s->outs[o])) { return true; } }
-    return false;
+/* Is every value the rewritten post expression e reads defined before s
+ * (the row maps it read are inlined by now)? */
+static bool reads_before(IrEntry *en, IrStmt *s, int si, IrExpr *e) {
+    if (!e) { return true; }
+    if ((e->kind == IR_E_READ || e->kind == IR_E_FREE) && e->val->def && (e->val->def == s || ir_stmt_index(en, e->val->def) >= si)) {
+        return false;
+    }
+    for (int i = 0; i < 3; i++) { if (!reads_before(en, s, si, e->a[i])) { return false; } }
+    return true;
 }
 
 static bool try_fuse(IrModule *m, IrEntry *e, IrStmt *s, IrStmt *c) {
     if (c->kind != IR_S_SCREMA || c->rank != 2 || c->nscans || c->nreds || c->post || c->dead) { return false; }
     if (c->w[0] != s->w[0] || c->w[1] != s->w[1] || !reads_result(c, s)) { return false; }
     int nred = ir_stmt_red_width(s);
-    Rw w = { m, s, NULL, NULL, { 0 }, false };
+    Rw w = { m, e, s, NULL, NULL, { 0 }, false };
     w.pin = ir_alloc(m->arena, sizeof *w.pin * (size_t)(c->nins + 1));
     w.pred = ir_alloc(m->arena, sizeof *w.pred * (size_t)(s->nouts + 1));
     for (int j = 0; j < c->nins; j++) {
@@ -102,11 +162,14 @@ static bool try_fuse(IrModule *m, IrEntry *e, IrStmt *s, IrStmt *c) {
     }
     for (int o = 0; o < nred; o++) { w.pred[o] = ir_e_param(m, s->outs[o]->elem, s->nins + o); }
     Before bf = { e, s, ir_stmt_index(e, s), true };
-    ir_stmt_visit_reads(c, before_visit, &bf);
     IrExpr **res = ir_alloc(m->arena, sizeof *res * (size_t)(c->map->nres + 1));
     for (int r = 0; r < c->map->nres && !w.bad; r++) { res[r] = rw(&w, c->map->res[r]); }
     free(w.memo.from);
     free(w.memo.to);
+    for (int r = 0; r < c->map->nres && !w.bad && bf.ok; r++) {
+        /* the tree size first: the walk below expands the DAG */
+        bf.ok = ir_expr_tree_size(res[r]) <= IR_MAX_EXPR_TREE && reads_before(e, s, bf.si, res[r]);
+    }
     if (w.bad || !bf.ok) {
         ir_explain(m, e, "  not fused: map (line %d) into the row reduction (line %d): %s", c->line, s->line,
                    w.bad ? "it reads the reductions other than at its own row" : "it reads a value computed after the reduction");

@@ -200,6 +200,17 @@ static void declare_regs(CuEmit *c, IrKernel *k, int n, const char *regs) {
     }
 }
 
+/* Does the expression read an array (a gather)? */
+static bool expr_reads(const IrExpr *e) {
+    if (!e) { return false; }
+    if (e->kind == IR_E_READ) { return true; }
+    for (int i = 0; i < 3; i++) { if (expr_reads(e->a[i])) { return true; } }
+    return false;
+}
+static bool post_reads(const IrLambda *post) {
+    for (int r = 0; post && r < post->nres; r++) { if (ir_expr_tree_size(post->res[r]) <= IR_MAX_EXPR_TREE && expr_reads(post->res[r])) { return true; } }
+    return false;
+}
 
 RowStash row_stash(const IrKernel *k) {
     RowStash st = { false, 1, 1, 0 };
@@ -209,8 +220,16 @@ RowStash row_stash(const IrKernel *k) {
      * (120 registers), f64 2 and 1 (128, its exp takes more; 4 in flight
      * spilled 340 bytes) */
     int wide = ir_scalar_size(k->stmt->ins[0]->elem) == 8;
-    st.fs = (wide ? 2 : 4) / n > 0 ? (wide ? 2 : 4) / n : 1;
-    st.fr = (wide ? 1 : 2) / n > 0 ? (wide ? 1 : 2) / n : 1;
+    /* a post that reads other arrays (LayerNorm's weight and bias, at the
+     * element's column) holds those values as well: half as many stash
+     * vectors in flight (f32 LayerNorm spilled 36 bytes at 4 and 2) */
+    int fill = wide ? 2 : 4, read = wide ? 1 : 2;
+    if (post_reads(k->stmt->post)) {
+        fill /= 2;
+        read = read / 2 > 0 ? read / 2 : 1;
+    }
+    st.fs = fill / n > 0 ? fill / n : 1;
+    st.fr = read / n > 0 ? read / n : 1;
     st.sv = ROW_STASH_LANE_BYTES / 16 / n;
     st.on = st.sv > 0;
     return st;
@@ -354,6 +373,52 @@ static void row_softmax_regs(CuEmit *c, IrKernel *k, int id, char **acc) {
     be_line(b, "%s = g_sum;", acc[1]);
 }
 
+/* Does the post's expression e take the same value at every element of a
+ * row: no element of the inputs (parameters below nins), no column index,
+ * no read (a lane past the last row must not read) and no fold? */
+static bool post_row_invariant(const IrExpr *e, int nins) {
+    if (!e) { return true; }
+    switch (e->kind) {
+    case IR_E_PARAM: return e->index >= nins;
+    case IR_E_IDX: return e->index == 0;
+    case IR_E_READ: case IR_E_FOLD: case IR_E_LOOPVAR: return false;
+    default: break;
+    }
+    for (int i = 0; i < 3; i++) { if (!post_row_invariant(e->a[i], nins)) { return false; } }
+    return true;
+}
+
+/* Compute the post's row-invariant subexpressions (LayerNorm's mean and
+ * 1/sqrt(var + eps)) once per row, before phase 2: be_expr memoises them,
+ * so every element's post reuses the temporaries (the caller drops the
+ * memo after phase 2).  Without this each element would pay a division
+ * and a square root in unrolled copies nvcc cannot merge. */
+static void post_hoist(CuEmit *c, const IrExpr *e, int nins) {
+    if (!e || e->kind == IR_E_CONST || e->kind == IR_E_PARAM || e->kind == IR_E_IDX || e->kind == IR_E_FREE) { return; }
+    if (post_row_invariant(e, nins)) {
+        (void)be_expr(&c->x, e);
+        return;
+    }
+    for (int i = 0; i < 3; i++) { post_hoist(c, e->a[i], nins); }
+}
+
+static void row_post_hoist(CuEmit *c, IrStmt *s, char ***racc) {
+    int nred = ir_stmt_red_width(s);
+    const char **pa = calloc((size_t)(s->nins + nred) + 1, sizeof *pa);
+    for (int i = 0; i < s->nins; i++) { pa[i] = "gpuc_not_row_invariant";  /* never read: a compile error if it were */ }
+    int at = s->nins;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { pa[at++] = racc[r][j]; }
+    }
+    const char *const *saved = c->x.params;
+    c->x.params = pa;
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "gpuc_not_row_invariant";
+    for (int r = 0; r < s->post->nres; r++) { post_hoist(c, s->post->res[r], s->nins); }
+    c->x.params = saved;
+    free(pa);
+}
+
 /* The row's threads combine their accumulators: every thread gets the
  * row's results (warp butterfly, then one value per warp through shared
  * memory when a block holds the row). */
@@ -490,6 +555,9 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     }
     be_line(b, "}");
     if (post) {
+        int memo = c->x.nmemo;
+        be_line(b, "/* the post's row-invariant parts, once per row */");
+        row_post_hoist(c, s, racc);
         be_line(b, "/* phase 2: the post at every element of the row */");
         if (k->vectorize) {
             row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc);
@@ -498,6 +566,7 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
         } else {
             row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
         }
+        c->x.nmemo = memo;
     }
     b->indent--;
     be_line(b, "}");

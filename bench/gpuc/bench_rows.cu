@@ -1,12 +1,12 @@
 /* bench_rows.cu: gpuc driver for bench/programs/rows.gdsl (row sums and row
- * softmax of 2-D f32 arrays with rows of 256 to 32768 elements; the total
+ * softmax of 2-D f32 arrays with rows of 256 to 262144 elements; the total
  * element count is the largest size of the list).
  * Built with the emitted CUDA C included first (see driver.cuh). */
 #include "driver.cuh"
 
 using namespace bench;
 
-static const int64_t ROW_LENGTHS[] = {256, 1024, 4096, 32768};
+static const int64_t ROW_LENGTHS[] = {256, 1024, 4096, 32768, 262144};
 
 /* BENCH_ROW_LENGTH=M (for a profiler with --once): only rows of M. */
 static bool skip_row_length(int64_t m, int64_t total)

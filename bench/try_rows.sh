@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/try_rows.sh: the row cases of issue 16 alone, on the GPU machine, in
+# about 2-3 minutes: row softmax at rows of 256, 1024, 4096, 32768 and
+# 262144 (2^28 f32 in all), row LayerNorm, row cross-entropy, mean/variance
+# and the chain (2^28), for gpuc (bench/gpuc drivers over bench/gen) and
+# torch eager / torch.compile (bench/peers_py.py --only rows); every gpuc
+# result checked against a host float64 reference by its driver. Prints one
+# table: medians in us, ratio to the copy rate (a cudaMemcpyAsync
+# device-to-device of 1 GiB through CuPy, same run), gpuc's time over the
+# best torch's. Exit 1 if a result is wrong or a driver failed.
+#
+# On the build machine first: scripts/build.sh build && bench/gen.sh
+#   bench/try_rows.sh [--no-compile]      (results in $OUT or /tmp/try_rows)
+set -u
+cd "$(dirname "$0")/.."
+COMPILE=1
+[ "${1:-}" = "--no-compile" ] && COMPILE=0
+RES=${OUT:-/tmp/try_rows}
+mkdir -p "$RES" bench/bin
+rm -f "$RES/gpuc.jsonl" "$RES/py.jsonl"
+FLAGS="-O3 -std=c++17 -arch=sm_90 -lineinfo"
+rc=0
+for p in rows rows_nn stats elementwise; do
+  [ -f "bench/gen/$p.cu" ] || { echo "missing bench/gen/$p.cu: run bench/gen.sh on the build machine" >&2; exit 1; }
+  nvcc $FLAGS -DGPUC_CUDA_HOST -include "bench/gen/$p.cu" -o "bench/bin/try_$p" "bench/gpuc/bench_$p.cu" \
+    >"$RES/build_$p.log" 2>&1 || { echo "build failed: bench_$p" >&2; cat "$RES/build_$p.log" >&2; rc=1; } &
+done
+wait
+run() {  # driver case
+  timeout 150 "bench/bin/try_$1" --case "$2" --out "$RES/gpuc.jsonl" --sizes 28 2>>"$RES/log.txt" ||
+    { echo "gpuc $1/$2 failed: exit $?" >&2; rc=1; }
+}
+# gpuc first, then the peers (torch.compile compiles each function once)
+PYARGS=(--only rows --out "$RES/py.jsonl" --sizes 28)
+[ $COMPILE = 0 ] && PYARGS+=(--no-compile)
+run rows row_softmax
+run rows_nn layer_norm
+run rows_nn xent
+run stats mean_var
+run elementwise chain
+timeout 240 python3 bench/peers_py.py "${PYARGS[@]}" 2>>"$RES/log.txt" || { echo "peers_py failed: exit $?" >&2; }
+python3 - "$RES" <<'PY' || rc=1
+import json, sys, os
+d = sys.argv[1]
+recs = []
+for f in ("gpuc.jsonl", "py.jsonl"):
+    p = os.path.join(d, f)
+    if os.path.exists(p):
+        recs += [json.loads(l) for l in open(p) if l.startswith("{")]
+copy = next((r["GBps"] for r in recs if r.get("case") == "copy_ref"), None)
+def nbytes(case, n, m):
+    if case in ("row_softmax", "layer_norm"): return 8 * n
+    if case == "xent": return 4 * n + 12 * (n // m)
+    if case == "mean_var": return 4 * n
+    if case == "chain": return 12 * n
+targets = {"row_softmax": lambda m: 0.95 if m <= 4096 else 0.90}
+keys = []
+for r in recs:
+    k = (r["case"], r.get("m", 0))
+    if r["case"] != "copy_ref" and k not in keys: keys.append(k)
+print(f"copy rate: {copy} GB/s (cudaMemcpyAsync D2D, 1 GiB)")
+print("| case | m | gpuc us | torch us | torch.compile us | gpuc ratio to copy | torch ratio | compile ratio | gpuc / best torch | target | check |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+bad = False
+for case, m in keys:
+    g = {r["src"]: r for r in recs if r["case"] == case and r.get("m", 0) == m}
+    n = next(iter(g.values()))["n"]
+    def us(s): return g[s].get("us") if s in g else None
+    def ratio(s):
+        u = us(s)
+        return nbytes(case, n, m) / (u * 1e3) / copy if u and copy else None
+    f = lambda v, p=3: "-" if v is None else f"{v:.{p}f}"
+    peers = [u for u in (us("torch"), us("torch_compile")) if u]
+    vs = us("gpuc") / min(peers) if us("gpuc") and peers else None
+    t = targets.get(case)
+    tgt = "-"
+    if t and ratio("gpuc") is not None:
+        tgt = f">= {t(m):.2f}: {'met' if ratio('gpuc') >= t(m) else 'MISSED'}"
+    checks = ",".join(sorted({r.get("check", "?") for r in g.values()}))
+    bad = bad or any(r.get("check", "ok") != "ok" for r in g.values())
+    print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
+          f"{f(ratio('torch'))} | {f(ratio('torch_compile'))} | {f(vs)} {'(ahead)' if vs and vs < 1 else '(BEHIND)' if vs else ''} | {tgt} | {checks} |")
+print("RESULT:", "FAIL (a wrong result)" if bad else "PASS (every result checked)")
+sys.exit(1 if bad else 0)
+PY
+exit $rc
