@@ -2,6 +2,8 @@
  * sum(A[i,:] * B[:,j]): a tile of the result per block in registers (f64 on
  * the tensor cores on sm_80+, FMA otherwise), double-buffered slices of A
  * and B through shared memory. */
+#include <string.h>
+
 #include "cuda_emit.h"
 
 /* ---- the matrix product ----
@@ -277,8 +279,14 @@ static void mf_begin(CuEmit *c, IrKernel *k, KParams *p, int min_blocks, int vec
     *init = be_expr(&c->x, f->a[1]);
     be_line(b, "const int g_t = threadIdx.x;");
     be_line(b, "/* %d-element global accesses: the rows of A and B start on 16-byte boundaries */", vec);
-    be_line(b, "const bool g_vec = %s %% %d == 0 && %s %% %d == 0 && %s %% %d == 0 && %s %% %d == 0 &&", *K, vec, vn(c, A->dims[1]), vec,
-            vn(c, Bv->dims[1]), vec, vn(c, s->w[1]), vec);
+    const char *sizes[4] = { *K, vn(c, A->dims[1]), vn(c, Bv->dims[1]), vn(c, s->w[1]) };
+    be_printf(b, "%*sconst bool g_vec =", b->indent * 4, "");
+    for (int i = 0; i < 4; i++) {
+        bool seen = false;  /* the sizes are often the same variables */
+        for (int j = 0; j < i; j++) { seen = seen || strcmp(sizes[i], sizes[j]) == 0; }
+        if (!seen) { be_printf(b, " %s %% %d == 0 &&", sizes[i], vec); }
+    }
+    be_printf(b, "\n");
     be_line(b, "                   ((unsigned long long)%s & 15) == 0 && ((unsigned long long)%s & 15) == 0;", vn(c, A), vn(c, Bv));
 }
 
