@@ -19,7 +19,9 @@
  *            registers); columns: a thread per column
  *   matmul   128 threads computing a tile of the result whose edge is 2 x @tile
  *            rounded up to a power of two, 16 to 64 (@tile 32 by default: 64),
- *            the k loop of a slice written out whole (backend/cuda/matmul.c)
+ *            the k loop of a slice written out whole (backend/cuda/matmul.c);
+ *            all-f64 or all-f32 products at that default edge: 128 x 64 tiles
+ *            (tile = 128 rows), 256 threads for f64, 128 for f32
  * The unroll factor divides the items per thread; the emitters write the
  * unrolled copies out in the text.
  */
@@ -64,6 +66,18 @@ static bool is_matmul(IrStmt *s) {
            y->a[0]->kind == IR_E_LOOPVAR && y->a[0]->index == f->index &&
            y->a[1]->kind == IR_E_IDX && y->a[1]->index == 1 &&
            x->val->rank == 2 && y->val->rank == 2;
+}
+
+/* The element type of a matrix product whose operands and result are all
+ * f64 or all f32 (the fast kernels' types), else IR_BOOL. */
+static IrScalar matmul_fast_elem(IrStmt *s) {
+    IrExpr *f = s->map->res[0];
+    IrScalar a = f->a[2]->a[0]->val->elem, b = f->a[2]->a[1]->val->elem;
+    if ((f->ty == IR_F64 || f->ty == IR_F32) && a == f->ty && b == f->ty && s->map->nres == 1 && s->nouts == 1 &&
+        s->outs[0]->elem == f->ty) {
+        return f->ty;
+    }
+    return IR_BOOL;
 }
 
 static const char *const short_kind[] = { "map", "reduce", "scan", "filter", "scatter", "rowred", "colred", "matmul", "host" };
@@ -169,6 +183,15 @@ void ir_to_kernels(IrModule *m) {
                 while (k.tile < 64 && k.tile < 2 * (e->attr_tile ? e->attr_tile : 32)) { k.tile *= 2; }
                 k.block = 128; k.items = k.tile * k.tile / k.block; k.grid = IR_GRID_TILES2D;
                 k.unroll = 16;  /* the slice depth: grep MM_BK */
+                if (k.tile == 64 && matmul_fast_elem(s) != IR_BOOL) {
+                    /* all f64 or all f32 at the default tile: 128 x 64 tiles, f64 on the
+                     * tensor cores with 256 threads, f32 8 x 8 results a thread with 128
+                     * (backend/cuda/matmul.c, grep "MM FAST") */
+                    k.tile = 128;
+                    k.block = matmul_fast_elem(s) == IR_F64 ? 256 : 128;
+                    k.items = 128 * 64 / k.block;
+                    k.unroll = matmul_fast_elem(s) == IR_F64 ? 8 : 16;
+                }
                 break;
             case IR_K_HOST: break;
             }

@@ -105,6 +105,7 @@ void emit_scatter_kernel(CuEmit *c, IrKernel *k);
 
 /* matmul.c */
 void emit_matmul(CuEmit *c, IrKernel *k);
+int matmul_tile_cols(const IrKernel *k);  /* the result tile's columns (k->tile: its rows) */
 
 /* launch.c */
 void host_array_entry(CuEmit *c, IrEntry *e);

@@ -304,7 +304,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         /* column tiles on x, row tiles on y (the kernel loops over those beyond 65535) */
         be_line(b, "const int64_t g_tn = (%s + %d) / %d;", be_vname(s->w[0]), k->tile - 1, k->tile);
         be_line(b, "const unsigned g_gx = (unsigned)((%s + %d) / %d), g_gy = (unsigned)(g_tn < 65535 ? g_tn : 65535);",
-                be_vname(s->w[1]), k->tile - 1, k->tile);
+                be_vname(s->w[1]), matmul_tile_cols(k) - 1, matmul_tile_cols(k));
         launch_if(c, k, &p, be_strf(&c->x, "%s > 0 && %s > 0", be_vname(s->w[0]), be_vname(s->w[1])), "g_gx", "g_gy");
         break;
     }

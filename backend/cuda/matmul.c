@@ -2,6 +2,8 @@
  * sum(A[i,:] * B[:,j]): a tile of the result per block in registers (f64 on
  * the tensor cores on sm_80+, FMA otherwise), double-buffered slices of A
  * and B through shared memory. */
+#include <string.h>
+
 #include "cuda_emit.h"
 
 /* ---- the matrix product ----
@@ -132,7 +134,389 @@ static void mm_put(CuEmit *c, IrStmt *s, const char *at) {
     be_line(b, "}");
 }
 
+
+/* ---- MM FAST: all-f64 and all-f32 products at the default tile ----
+ * ir/to_kernels.c gives these k->tile = 128: a block computes a 128 x 64
+ * tile of the result (MF_BM x MF_BN). Both kernels guard the edges: a read
+ * outside A or B gives zero, a result outside C is not stored, so any sizes
+ * are right; 16-byte global accesses only where the run-time sizes and the
+ * pointers allow them (g_vec), element by element otherwise.
+ *   f64  256 threads, 8 warps as 4 x 2, each a 32 x 32 part as 4 x 4 tiles of
+ *        8 x 8 on the tensor cores (mma.m16n8k4 on sm_90, m8n8k4 on sm_80).
+ *        Slices of A and B MD_BK deep through MD_STAGES stages of shared
+ *        memory filled by cp.async, so two slices are in flight while one
+ *        is multiplied. The 16-byte chunks of a slice's rows are swizzled
+ *        (chunk c of row r of A at c ^ (r & 2), of row k of B at c ^ 2 (k & 3))
+ *        so that a warp's fragment reads (8 rows x 4 k of A, 4 k x 8 columns
+ *        of B per half-warp) hit 16 different 8-byte bank pairs. Below sm_80:
+ *        a plain loop per result (correct, slow).
+ *   f32  128 threads, 8 x 8 results each (rows ty*4 + 0..3 and 64 + ty*4 +
+ *        0..3, columns tx*4 + 0..3 and 32 + tx*4 + 0..3 for t = 8 ty + tx):
+ *        FMA with float4 reads of shared memory; A is stored transposed
+ *        ([k][row]), slices MF_BK deep in two stages, the next slice read
+ *        into registers while this one is multiplied. */
+enum { MF_BM = 128, MF_BN = 64, MD_BK = 8, MD_STAGES = 3, MS_BK = 16 };
+
+int matmul_tile_cols(const IrKernel *k) { return k->tile == MF_BM ? MF_BN : k->tile; }
+
+/* be_vname's names live in a ring of 8: a copy that lasts the compilation */
+static const char *vn(CuEmit *c, const IrValue *v) { return be_strf(&c->x, "%s", be_vname(v)); }
+
+
+/* cp.async of `bytes` (16 or 8) from global src to shared dst, zero-filled
+ * where the guard `in` is false (src-size 0: nothing is read). */
+static void md_copy(BeBuf *b, int bytes, const char *dst, const char *in, const char *src, const char *base) {
+    be_line(b, "asm volatile(\"cp.async.%s.shared.global [%%0], [%%1], %d, %%2;\\n\" :: \"r\"((unsigned)__cvta_generic_to_shared(%s)),",
+            bytes == 16 ? "cg" : "ca", bytes, dst);
+    be_line(b, "             \"l\"(%s ? %s : %s), \"r\"(%s ? %d : 0) : \"memory\");", in, src, base, in, bytes);
+}
+
+/* Start the copies of the slice at k = kb into stage st (f64). */
+static void md_load(CuEmit *c, IrStmt *s, const char *K, const char *kb, const char *st) {
+    BeBuf *b = c->b;
+    IrValue *A = s->map->res[0]->a[2]->a[0]->val, *Bv = s->map->res[0]->a[2]->a[1]->val;
+    const char *M = vn(c, s->w[0]), *N = vn(c, s->w[1]), *lda = vn(c, A->dims[1]), *ldb = vn(c, Bv->dims[1]);
+    be_line(b, "{   /* the slice at k = %s into stage %s: A's %d x %d, 2 chunks a thread; B's %d x %d, 1 a thread */", kb, st, MF_BM, MD_BK, MD_BK, MF_BN);
+    b->indent++;
+    be_line(b, "const int64_t g_kb = %s;", kb);
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 2; g_q++) {");
+    b->indent++;
+    be_line(b, "const int g_f = g_t + 256 * g_q, g_lr = g_f >> 2, g_ch = g_f & 3;");
+    be_line(b, "const int64_t g_gr = g_r0 + g_lr, g_gk = g_kb + 2 * g_ch;");
+    be_line(b, "double *g_dst = &g_as[%s][g_lr * 8 + ((g_ch ^ (g_lr & 2)) << 1)];", st);
+    be_line(b, "if (g_vec) {");
+    be_line(b, "    const bool g_in = g_gr < %s && g_gk < %s;", M, K);
+    b->indent++;
+    md_copy(b, 16, "g_dst", "g_in", be_strf(&c->x, "%s + g_gr * %s + g_gk", vn(c, A), lda), vn(c, A));
+    b->indent--;
+    be_line(b, "} else {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_e = 0; g_e < 2; g_e++) {");
+    be_line(b, "        const bool g_in = g_gr < %s && g_gk + g_e < %s;", M, K);
+    b->indent += 2;
+    md_copy(b, 8, "g_dst + g_e", "g_in", be_strf(&c->x, "%s + g_gr * %s + g_gk + g_e", vn(c, A), lda), vn(c, A));
+    b->indent -= 2;
+    be_line(b, "    }");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "const int g_kr = g_t >> 5, g_ch = g_t & 31;");
+    be_line(b, "const int64_t g_gk = g_kb + g_kr, g_gc = g_c0 + 2 * g_ch;");
+    be_line(b, "double *g_dst = &g_bs[%s][g_kr * %d + ((g_ch ^ ((g_kr & 3) << 1)) << 1)];", st, MF_BN);
+    be_line(b, "if (g_vec) {");
+    be_line(b, "    const bool g_in = g_gk < %s && g_gc < %s;", K, N);
+    b->indent++;
+    md_copy(b, 16, "g_dst", "g_in", be_strf(&c->x, "%s + g_gk * %s + g_gc", vn(c, Bv), ldb), vn(c, Bv));
+    b->indent--;
+    be_line(b, "} else {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_e = 0; g_e < 2; g_e++) {");
+    be_line(b, "        const bool g_in = g_gk < %s && g_gc + g_e < %s;", K, N);
+    b->indent += 2;
+    md_copy(b, 8, "g_dst + g_e", "g_in", be_strf(&c->x, "%s + g_gk * %s + g_gc + g_e", vn(c, Bv), ldb), vn(c, Bv));
+    b->indent -= 2;
+    be_line(b, "    }");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* The tensor-core products of stage g_rs (f64): fragments as in mm_step_tc,
+ * read through the swizzle. */
+static void md_step(BeBuf *b) {
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_j = 0; g_j < %d; g_j += 4) {", MD_BK);
+    b->indent++;
+    be_line(b, "double g_fa[4], g_fb[4];  /* this lane's A and B fragments of the warp's 8-row / 8-column tiles */");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 4; g_q++) {");
+    be_line(b, "    g_fa[g_q] = g_as[g_rs][(g_wr * 32 + g_q * 8 + g_g) * 8 + ((((g_j + g_i) >> 1) ^ (g_g & 2)) << 1) + (g_i & 1)];");
+    be_line(b, "    g_fb[g_q] = g_bs[g_rs][(g_j + g_i) * %d + ((((g_wc * 32 + g_q * 8 + g_g) >> 1) ^ (g_i << 1)) << 1) + (g_g & 1)];", MF_BN);
+    be_line(b, "}");
+    be_printf(b, "#if __CUDA_ARCH__ >= 900\n");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 4; g_q += 2) {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_n = 0; g_n < 4; g_n++) {");
+    be_line(b, "        double *g_c = &g_acc[(g_q * 4 + g_n) * 2], *g_d = &g_acc[((g_q + 1) * 4 + g_n) * 2];");
+    be_line(b, "        asm(\"mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%%0,%%1,%%2,%%3}, {%%4,%%5}, {%%6}, {%%0,%%1,%%2,%%3};\"");
+    be_line(b, "            : \"+d\"(g_c[0]), \"+d\"(g_c[1]), \"+d\"(g_d[0]), \"+d\"(g_d[1]) : \"d\"(g_fa[g_q]), \"d\"(g_fa[g_q + 1]), \"d\"(g_fb[g_n]));");
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_printf(b, "#else\n");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 4; g_q++) {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_n = 0; g_n < 4; g_n++) {");
+    be_line(b, "        double *g_c = &g_acc[(g_q * 4 + g_n) * 2];");
+    be_line(b, "        asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%%0,%%1}, {%%2}, {%%3}, {%%0,%%1};\"");
+    be_line(b, "            : \"+d\"(g_c[0]), \"+d\"(g_c[1]) : \"d\"(g_fa[g_q]), \"d\"(g_fb[g_n]));");
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* The kernel's start, common to both fast kernels: signature, the sizes,
+ * g_vec. Returns K (the sum's length) and the accumulators' start value. */
+static void mf_begin(CuEmit *c, IrKernel *k, KParams *p, int min_blocks, int vec, const char **K, const char **init) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrExpr *f = s->map->res[0];
+    IrValue *A = f->a[2]->a[0]->val, *Bv = f->a[2]->a[1]->val;
+    stmt_params(c, s, p);
+    kernel_comment(c, k);
+    signature_min(c, k, p, min_blocks);
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "g_col";
+    *K = be_expr(&c->x, f->a[0]);
+    *init = be_expr(&c->x, f->a[1]);
+    be_line(b, "const int g_t = threadIdx.x;");
+    be_line(b, "/* %d-element global accesses: the rows of A and B start on 16-byte boundaries */", vec);
+    const char *sizes[4] = { *K, vn(c, A->dims[1]), vn(c, Bv->dims[1]), vn(c, s->w[1]) };
+    be_printf(b, "%*sconst bool g_vec =", b->indent * 4, "");
+    for (int i = 0; i < 4; i++) {
+        bool seen = false;  /* the sizes are often the same variables */
+        for (int j = 0; j < i; j++) { seen = seen || strcmp(sizes[i], sizes[j]) == 0; }
+        if (!seen) { be_printf(b, " %s %% %d == 0 &&", sizes[i], vec); }
+    }
+    be_printf(b, "\n");
+    be_line(b, "                   ((unsigned long long)%s & 15) == 0 && ((unsigned long long)%s & 15) == 0;", vn(c, A), vn(c, Bv));
+}
+
+static void emit_matmul_f64(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrExpr *f = s->map->res[0];
+    IrValue *A = f->a[2]->a[0]->val, *Bv = f->a[2]->a[1]->val;
+    const char *M = vn(c, s->w[0]), *N = vn(c, s->w[1]), *K, *init;
+    KParams p = { 0 };
+    mf_begin(c, k, &p, 2, 2, &K, &init);
+    be_line(b, "/* a %d x %d tile of the result per block on the tensor cores; slices of A and B %d deep,", MF_BM, MF_BN, MD_BK);
+    be_line(b, " * %d stages of shared memory filled by cp.async (backend/cuda/matmul.c, MM FAST) */", MD_STAGES);
+    be_line(b, "__shared__ __align__(16) double g_as[%d][%d];  /* A slices [row][k], chunks swizzled */", MD_STAGES, MF_BM * MD_BK);
+    be_line(b, "__shared__ __align__(16) double g_bs[%d][%d];  /* B slices [k][column], chunks swizzled */", MD_STAGES, MD_BK * MF_BN);
+    be_line(b, "const int g_g = (g_t & 31) >> 2, g_i = g_t & 3, g_wr = g_t >> 6, g_wc = (g_t >> 5) & 1;  /* lane group, lane in group, warp's part */");
+    be_line(b, "const int64_t g_nk = (%s + %d) / %d;  /* slices */", K, MD_BK - 1, MD_BK);
+    be_line(b, "(void)g_vec; (void)g_nk;");
+    be_line(b, "for (int64_t g_tm = blockIdx.y; g_tm < (%s + %d) / %d; g_tm += gridDim.y) {", M, MF_BM - 1, MF_BM);
+    b->indent++;
+    be_line(b, "const int64_t g_r0 = g_tm * %d, g_c0 = (int64_t)blockIdx.x * %d;", MF_BM, MF_BN);
+    be_printf(b, "#if __CUDA_ARCH__ >= 800\n");
+    be_line(b, "double g_acc[32];");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 32; g_q++) { g_acc[g_q] = %s; }", init);
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_p = 0; g_p < %d; g_p++) {", MD_STAGES - 1);
+    be_line(b, "    if (g_p < g_nk) {");
+    b->indent += 2;
+    md_load(c, s, K, be_strf(&c->x, "(int64_t)g_p * %d", MD_BK), "g_p");
+    b->indent -= 2;
+    be_line(b, "    }");
+    be_line(b, "    asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    be_line(b, "}");
+    be_line(b, "int g_rs = 0, g_ws = %d;  /* the stage multiplied now, the stage filled now */", MD_STAGES - 1);
+    be_line(b, "for (int64_t g_kt = 0; g_kt < g_nk; g_kt++) {");
+    b->indent++;
+    be_line(b, "asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");  /* this thread's copies of slice g_kt are done */", MD_STAGES - 2);
+    be_line(b, "__syncthreads();  /* everyone's are, and everyone is done with stage g_ws */");
+    be_line(b, "if (g_kt + %d < g_nk) {", MD_STAGES - 1);
+    b->indent++;
+    md_load(c, s, K, be_strf(&c->x, "(g_kt + %d) * %d", MD_STAGES - 1, MD_BK), "g_ws");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    md_step(b);
+    be_line(b, "g_rs = g_rs == %d ? 0 : g_rs + 1;", MD_STAGES - 1);
+    be_line(b, "g_ws = g_ws == %d ? 0 : g_ws + 1;", MD_STAGES - 1);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
+    be_line(b, "__syncthreads();  /* the stages are free for the next row tile */");
+    be_line(b, "/* the results: C[g][2i], C[g][2i + 1] of each 8 x 8 tile */");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 32; g_q++) {");
+    b->indent++;
+    be_line(b, "const int64_t g_row = g_r0 + g_wr * 32 + (g_q / 8) * 8 + g_g;");
+    be_line(b, "const int64_t g_col = g_c0 + g_wc * 32 + (g_q / 2 %% 4) * 8 + 2 * g_i + g_q %% 2;");
+    mm_put(c, s, "g_q");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#else\n");
+    be_line(b, "/* before sm_80 (and in the host pass): one result at a time, in the same places */");
+    be_line(b, "for (int g_q = 0; g_q < 32; g_q++) {");
+    b->indent++;
+    be_line(b, "const int64_t g_row = g_r0 + g_wr * 32 + (g_q / 8) * 8 + g_g;");
+    be_line(b, "const int64_t g_col = g_c0 + g_wc * 32 + (g_q / 2 %% 4) * 8 + 2 * g_i + g_q %% 2;");
+    be_line(b, "double g_acc[1] = { %s };", init);
+    be_line(b, "if (g_row < %s && g_col < %s) {", M, N);
+    be_line(b, "    for (int64_t g_kk = 0; g_kk < %s; g_kk++) {", K);
+    be_line(b, "        g_acc[0] = %s;", be_binop(&c->x, IR_BIN_add, f->ty, "g_acc[0]",
+            be_binop(&c->x, IR_BIN_mul, f->ty, be_strf(&c->x, "%s[g_row * %s + g_kk]", vn(c, A), vn(c, A->dims[1])),
+                     be_strf(&c->x, "%s[g_kk * %s + g_col]", vn(c, Bv), vn(c, Bv->dims[1])))));
+    be_line(b, "    }");
+    be_line(b, "}");
+    mm_put(c, s, "0");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    b->indent--;
+    be_line(b, "}");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+/* Global -> registers g_la, g_lb (f32): the slice at k = kb, A's 128 x 16 as
+ * 4 float4 a thread (row f / 4, k (f %% 4) * 4 for f = t + 128 q), B's 16 x 64
+ * as 2 (k f / 16, column (f %% 16) * 4). */
+static void ms_load(CuEmit *c, IrStmt *s, const char *K, const char *kb) {
+    BeBuf *b = c->b;
+    IrValue *A = s->map->res[0]->a[2]->a[0]->val, *Bv = s->map->res[0]->a[2]->a[1]->val;
+    const char *M = vn(c, s->w[0]), *N = vn(c, s->w[1]);
+    const char *pa = be_strf(&c->x, "%s + g_gr * %s + g_gk", vn(c, A), vn(c, A->dims[1]));
+    const char *pb = be_strf(&c->x, "%s + g_gk * %s + g_gc", vn(c, Bv), vn(c, Bv->dims[1]));
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 4; g_q++) {");
+    b->indent++;
+    be_line(b, "const int g_f = g_t + 128 * g_q;");
+    be_line(b, "const int64_t g_gr = g_r0 + (g_f >> 2), g_gk = %s + (g_f & 3) * 4;", kb);
+    be_line(b, "float4 g_v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+    be_line(b, "if (g_vec) {");
+    be_line(b, "    if (g_gr < %s && g_gk < %s) { g_v = *(const float4 *)(%s); }", M, K, pa);
+    be_line(b, "} else if (g_gr < %s) {", M);
+    be_line(b, "    if (g_gk < %s) { g_v.x = (%s)[0]; }", K, pa);
+    be_line(b, "    if (g_gk + 1 < %s) { g_v.y = (%s)[1]; }", K, pa);
+    be_line(b, "    if (g_gk + 2 < %s) { g_v.z = (%s)[2]; }", K, pa);
+    be_line(b, "    if (g_gk + 3 < %s) { g_v.w = (%s)[3]; }", K, pa);
+    be_line(b, "}");
+    be_line(b, "g_la[4 * g_q] = g_v.x; g_la[4 * g_q + 1] = g_v.y; g_la[4 * g_q + 2] = g_v.z; g_la[4 * g_q + 3] = g_v.w;");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 2; g_q++) {");
+    b->indent++;
+    be_line(b, "const int g_f = g_t + 128 * g_q;");
+    be_line(b, "const int64_t g_gk = %s + (g_f >> 4), g_gc = g_c0 + (g_f & 15) * 4;", kb);
+    be_line(b, "float4 g_v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+    be_line(b, "if (g_vec) {");
+    be_line(b, "    if (g_gk < %s && g_gc < %s) { g_v = *(const float4 *)(%s); }", K, N, pb);
+    be_line(b, "} else if (g_gk < %s) {", K);
+    be_line(b, "    if (g_gc < %s) { g_v.x = (%s)[0]; }", N, pb);
+    be_line(b, "    if (g_gc + 1 < %s) { g_v.y = (%s)[1]; }", N, pb);
+    be_line(b, "    if (g_gc + 2 < %s) { g_v.z = (%s)[2]; }", N, pb);
+    be_line(b, "    if (g_gc + 3 < %s) { g_v.w = (%s)[3]; }", N, pb);
+    be_line(b, "}");
+    be_line(b, "g_lb[g_q] = g_v;");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* Registers -> shared stage st (f32): A transposed, B as it is. */
+static void ms_store(BeBuf *b, const char *st) {
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 4; g_q++) {");
+    be_line(b, "    const int g_f = g_t + 128 * g_q, g_lr = g_f >> 2, g_lk = (g_f & 3) * 4;");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_e = 0; g_e < 4; g_e++) { g_as[%s][g_lk + g_e][g_lr] = g_la[4 * g_q + g_e]; }", st);
+    be_line(b, "}");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 2; g_q++) {");
+    be_line(b, "    const int g_f = g_t + 128 * g_q;");
+    be_line(b, "    *(float4 *)&g_bs[%s][g_f >> 4][(g_f & 15) * 4] = g_lb[g_q];", st);
+    be_line(b, "}");
+}
+
+static void emit_matmul_f32(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrExpr *f = s->map->res[0];
+    const char *M = vn(c, s->w[0]), *K, *init;
+    KParams p = { 0 };
+    mf_begin(c, k, &p, 0, 4, &K, &init);
+    be_line(b, "/* a %d x %d tile of the result per block, 8 x 8 results a thread; slices of A and B %d deep", MF_BM, MF_BN, MS_BK);
+    be_line(b, " * through two stages of shared memory (backend/cuda/matmul.c, MM FAST) */");
+    be_line(b, "__shared__ __align__(16) float g_as[2][%d][%d];  /* A slices transposed: [k][row] */", MS_BK, MF_BM + 4);
+    be_line(b, "__shared__ __align__(16) float g_bs[2][%d][%d];  /* B slices [k][column] */", MS_BK, MF_BN);
+    be_line(b, "float g_la[16];");
+    be_line(b, "float4 g_lb[2];");
+    be_line(b, "const int g_tx = g_t & 7, g_ty = g_t >> 3;");
+    be_line(b, "for (int64_t g_tm = blockIdx.y; g_tm < (%s + %d) / %d; g_tm += gridDim.y) {", M, MF_BM - 1, MF_BM);
+    b->indent++;
+    be_line(b, "const int64_t g_r0 = g_tm * %d, g_c0 = (int64_t)blockIdx.x * %d;", MF_BM, MF_BN);
+    be_line(b, "float g_acc[64];");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 64; g_q++) { g_acc[g_q] = %s; }", init);
+    be_line(b, "{   /* the first slice */");
+    b->indent++;
+    ms_load(c, s, K, "(int64_t)0");
+    ms_store(b, "0");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "int g_s = 0;");
+    be_line(b, "for (int64_t g_kb = 0; g_kb < %s; g_kb += %d) {", K, MS_BK);
+    b->indent++;
+    be_line(b, "const bool g_next = g_kb + %d < %s;", MS_BK, K);
+    be_line(b, "if (g_next) {");
+    b->indent++;
+    ms_load(c, s, K, be_strf(&c->x, "g_kb + %d", MS_BK));
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_kk = 0; g_kk < %d; g_kk++) {", MS_BK);
+    b->indent++;
+    be_line(b, "const float4 g_a0 = *(const float4 *)&g_as[g_s][g_kk][g_ty * 4], g_a1 = *(const float4 *)&g_as[g_s][g_kk][64 + g_ty * 4];");
+    be_line(b, "const float4 g_b0 = *(const float4 *)&g_bs[g_s][g_kk][g_tx * 4], g_b1 = *(const float4 *)&g_bs[g_s][g_kk][32 + g_tx * 4];");
+    be_line(b, "const float g_a[8] = { g_a0.x, g_a0.y, g_a0.z, g_a0.w, g_a1.x, g_a1.y, g_a1.z, g_a1.w };");
+    be_line(b, "const float g_b[8] = { g_b0.x, g_b0.y, g_b0.z, g_b0.w, g_b1.x, g_b1.y, g_b1.z, g_b1.w };");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 64; g_q++) {");
+    be_line(b, "    g_acc[g_q] = %s;", be_binop(&c->x, IR_BIN_add, f->ty, "g_acc[g_q]",
+            be_binop(&c->x, IR_BIN_mul, f->ty, "g_a[g_q / 8]", "g_b[g_q % 8]")));
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_next) {");
+    b->indent++;
+    ms_store(b, "g_s ^ 1");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "g_s ^= 1;");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "/* the results: g_acc[8 i + j] is row i (ty*4 + i, or 64 + ty*4 + i - 4), column j */");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 64; g_q++) {");
+    b->indent++;
+    be_line(b, "const int64_t g_row = g_r0 + (g_q / 32) * 64 + g_ty * 4 + (g_q / 8) %% 4;");
+    be_line(b, "const int64_t g_col = g_c0 + (g_q %% 8 / 4) * 32 + g_tx * 4 + g_q %% 4;");
+    mm_put(c, s, "g_q");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
 void emit_matmul(CuEmit *c, IrKernel *k) {
+    if (k->tile == MF_BM) {
+        if (k->stmt->map->res[0]->ty == IR_F64) {
+            emit_matmul_f64(c, k);
+        } else {
+            emit_matmul_f32(c, k);
+        }
+        return;
+    }
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     IrExpr *f = s->map->res[0];
