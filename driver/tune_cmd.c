@@ -78,6 +78,18 @@ typedef struct Tune {
     size_t loglen;
 } Tune;
 
+/* Is entry one of the comma-separated names of list? */
+static bool listed(const char *list, const char *entry)
+{
+    size_t n = strlen(entry);
+    for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strcspn(p, ",") == n && strncmp(p, entry, n) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The tunables of the file: `gpuc --list-params` lines with an attribute. */
 static int read_tunables(Tune *tu)
 {
@@ -99,7 +111,7 @@ static int read_tunables(Tune *tu)
         if (sscanf(line, "%255[^.].%255[^:]: int = %lld @%31s", entry, name, &def, attr) != 4) {
             continue;
         }
-        if (tu->only_entry && strcmp(tu->only_entry, entry) != 0) {
+        if (tu->only_entry && !listed(tu->only_entry, entry)) {
             continue;
         }
         tu->t = tb_realloc(tu->t, sizeof *tu->t * (size_t)(tu->nt + 1));
@@ -697,7 +709,7 @@ static int usage(const char *msg, const char *arg)
 {
     fprintf(stderr, "gpuc tune: error: ");
     fprintf(stderr, msg, arg);
-    fprintf(stderr, "\nusage: gpuc tune [--backend=cuda|c] [--arch=LIST] [-k ENTRY] [--runs N] [--rounds N] [-o FILE] FILE.gdsl\n");
+    fprintf(stderr, "\nusage: gpuc tune [--backend=cuda|c] [--arch=LIST] [-k ENTRY,...] [--runs N] [--rounds N] [-o FILE] FILE.gdsl\n");
     return 2;
 }
 
@@ -737,7 +749,7 @@ int drv_tune_main(int argc, char **argv)
                 *(runs ? &tu.runs : &tu.rounds) = (int)n;
             }
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: gpuc tune [--backend=cuda|c] [--arch=LIST] [-k ENTRY] [--runs N] [--rounds N] [-o FILE] FILE.gdsl\n"
+            printf("usage: gpuc tune [--backend=cuda|c] [--arch=LIST] [-k ENTRY,...] [--runs N] [--rounds N] [-o FILE] FILE.gdsl\n"
                    "Times the launch parameters of each entry's kernels (template parameters setting\n"
                    "@block, @items, @unroll, @tile) on the file's //! bench blocks, with the spread of\n"
                    "the repeats, and writes a tuning file (default FILE.tuning) for `gpuc --tuning`.\n"
