@@ -15,8 +15,8 @@
 #   3. runs the CUB harness (copy bandwidth, CUB, the seed matmul, cuBLAS),
 #      every gpuc case in its own process (a crash loses one case), the same
 #      cases at the largest size through the library (bench/paths/lib_bench.c)
-#      and the executable's -r/-t (bench/paths/exe_bench.py) unless
-#      --no-paths, and the Python peers (CuPy, PyTorch eager and torch.compile);
+#      and the executable's -r/-t (bench/paths/exe_bench.py; row cases at rows
+#      of 1024 and 32768) unless --no-paths (they add about 3-4 minutes), and the Python peers (CuPy, PyTorch eager and torch.compile);
 #   4. writes the table (bench/report.py: table.md, results.json) and the log
 #      into the results folder: --results DIR, else $OUT when set (the device
 #      tool), else bench/results/DATE (ignored);
@@ -145,7 +145,7 @@ if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ]; then
     [ -x "$b" ] || { say "no library harness for $p: its lib path is not available"; continue; }
     for c in $("$b" --list); do
       say "gpuc lib $p/$c at 2^$TOP"
-      timeout 180 "$b" --case "$c" --log2 "$TOP" --out "$RES/gpuc.jsonl" 2>>"$LOG" || {
+      timeout 180 "$b" --case "$c" --log2 "$TOP" --m 1024,32768 --out "$RES/gpuc.jsonl" 2>>"$LOG" || {
         rc=$?
         say "gpuc lib $p/$c failed: exit $rc"
         echo "{\"src\": \"gpuc_lib\", \"case\": \"${c%_*}\", \"dtype\": \"${c##*_}\", \"n\": $((1 << TOP)), \"m\": 0, \"check\": \"error: exit $rc\"}" >>"$RES/gpuc.jsonl"
@@ -153,7 +153,9 @@ if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ]; then
     done
   done
   say "gpuc executables' -r/-t at 2^$TOP (bench/paths/exe_bench.py)"
-  timeout 900 python3 bench/paths/exe_bench.py --bin bench/bin/paths --log2 "$TOP" --out "$RES/gpuc.jsonl" 2>>"$LOG" ||
+  # 10 timed runs (each run also copies its arguments in and its result out, untimed); rows of 1024 and 32768
+  timeout 400 python3 bench/paths/exe_bench.py --bin bench/bin/paths --log2 "$TOP" --runs 10 --m 1024,32768 \
+    --out "$RES/gpuc.jsonl" 2>>"$LOG" ||
     say "exe_bench failed: exit $?"
 fi
 say "Python peers (CuPy, torch, torch.compile)"
