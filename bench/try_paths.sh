@@ -15,8 +15,8 @@
 # 1024). Every result is checked against a host reference. Then gpuc tune
 # (one round, 30 timed runs a variant) on the row softmax, scan and filter
 # entries, cut off after BENCH_TUNE_SECONDS (default 70): its lines show each
-# variant's time and spread as it goes (a whole run of bench/tune.gdsl takes
-# about 5 minutes: `build/driver/gpuc tune --arch=sm_90 bench/tune.gdsl`).
+# variant's time and spread as it goes (a whole run of bench/tune.gdsl should
+# take about 5 minutes, not measured yet: `build/driver/gpuc tune --arch=sm_90 bench/tune.gdsl`).
 # Output: the paths table, the tune lines, and a last line PASS or FAIL
 # (FAIL: a wrong result or a path that did not run). Files in $OUT when set
 # (the device tool), else bench/results/paths-DATE.
