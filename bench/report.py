@@ -6,8 +6,12 @@ Python peers) into one table and one JSON file.
 
 Reads RESULTS_DIR/*.jsonl (one JSON object a line: src, case, dtype, n, m,
 us, check, ...) and RESULTS_DIR/machine.txt. Prints the main table (every
-case at the target size, 2^28 elements, or the largest size run) and the
-small-size table (reduce and scan, 2^10..2^20, against CUB), then a summary.
+case at the target size, 2^28 elements, or the largest size run), the
+small-size table (reduce and scan, 2^10..2^20, against CUB), the paths table
+(each case at the target size through the three ways gpuc is run: the
+--emit=cuda header of the drivers, src "gpuc"; the --emit=lib library,
+"gpuc_lib"; the executable's own -r/-t timing, "gpuc_exe"; a path more than
+3% slower than the best of them is flagged SLOW), then a summary.
 
 Definitions (docs/performance.md):
   bytes      the fewest bytes the case must move: each input read once, each
@@ -28,6 +32,8 @@ import sys
 
 SIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u8": 1}
 PEERS = ("cub", "cupy", "torch", "torch_compile")
+PATHS = (("gpuc", "header"), ("gpuc_lib", "lib"), ("gpuc_exe", "exe"))
+PATH_SLACK = 1.03  # a path slower than 1.03x the best path is flagged
 ROW_LENGTHS = (256, 1024, 4096, 32768, 262144)
 
 # (case, dtypes, has_m): every case the gpuc suite has, in table order
@@ -285,6 +291,32 @@ def main():
             if cells:
                 out.append(f"| {case} | {dt} | " + " | ".join(cells) + " | " +
                            ("met" if allmet and any_ else "MISSED" if any_ else "n/a") + " |")
+    out.append("")
+    out.append(f"Paths at n = 2^{tn.bit_length() - 1}: the same program through the --emit=cuda header (bench "
+               "drivers), the --emit=lib library (results it allocates) and the executable's -r/-t; median us, "
+               f"SLOW = more than {PATH_SLACK:.2f}x the best path:")
+    out.append("| case | dtype | n | header us | lib us | exe us | slowest / best | flag | checks |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    path_rows = []
+    for case, dtypes in CASES:
+        for dt in dtypes:
+            keys = sorted({(int(r["n"]), int(r.get("m", 0) or 0)) for r in recs
+                           if r.get("src") in ("gpuc_lib", "gpuc_exe") and r.get("case") == case and
+                           r.get("dtype") == dt and (int(r["n"]) == tn or case in ROWS_2D)})
+            for n, m in keys:
+                got = {name: idx.get((src, case, dt, n, m)) for src, name in PATHS}
+                us = {k: v.get("us") for k, v in got.items() if v and v.get("us")}
+                checks = ", ".join(f"{k} {v.get('check', '?')}" for k, v in got.items() if v)
+                best = min(us.values()) if us else None
+                slow = [k for k, v in us.items() if best and v > PATH_SLACK * best]
+                ratio = max(us.values()) / best if best and len(us) > 1 else None
+                flag = ("SLOW: " + ", ".join(f"{k} {us[k] / best:.2f}x" for k in slow)) if slow else \
+                    ("ok" if len(us) > 1 else "one path")
+                nstr = f"{n // m}x{m}" if m else f"2^{n.bit_length() - 1}"
+                out.append(f"| {case} | {dt} | {nstr} | " + " | ".join(fmt_us(us.get(k)) for _, k in PATHS) +
+                           f" | {('%.3f' % ratio) if ratio else '-'} | {flag} | {checks} |")
+                path_rows.append({"case": case, "dtype": dt, "n": n, "m": m, "us": us, "slowest_over_best": ratio,
+                                  "slow": slow})
     text = "\n".join(out)
 
     good = ("ok", "unchecked", "not available")
@@ -292,8 +324,10 @@ def main():
     met = [r for r in rows if r["result"].startswith("met")]
     missed = [r for r in rows if r["result"].startswith("MISSED")]
     na = [r for r in rows if r["result"] in ("n/a", "no peer")]
+    slow_paths = [r for r in path_rows if r["slow"]]
     summary = (f"\nsummary: {len(gpuc_recs)} gpuc results; targets met {len(met)}, missed {len(missed)}, "
-               f"not available {len(na)}; wrong results: {len(wrong)}")
+               f"not available {len(na)}; wrong results: {len(wrong)}; paths compared {len(path_rows)}, "
+               f"slower than {PATH_SLACK:.2f}x the best: {len(slow_paths)}")
     for r in wrong:
         summary += f"\n  WRONG: {r.get('src')} {r.get('case')} {r.get('dtype')} n={r.get('n')} m={r.get('m')}: {r.get('check')}"
     print(text + summary)
@@ -305,7 +339,7 @@ def main():
                 f.write(line(r) + "\n")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"machine": machine, "copy_GBps": copy_ref, "target_n": tn, "rows": rows,
+            json.dump({"machine": machine, "copy_GBps": copy_ref, "target_n": tn, "rows": rows, "paths": path_rows,
                        "peer_records": [r for r in recs if r.get("src") != "gpuc"]}, f, indent=1)
     if wrong:
         return 1

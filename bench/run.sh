@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: the one command of gpuc's benchmark suite, run on the GPU machine.
 #
-#   bench/run.sh [--peers-only] [--no-compile] [--ncu] [--sizes 10,12,...,28] [--results DIR]
+#   bench/run.sh [--peers-only] [--no-compile] [--no-paths] [--ncu] [--sizes 10,12,...,28] [--results DIR]
 #
 # Before it, on the build machine (no GPU needed): scripts/build.sh build and
 # bench/gen.sh, which writes the CUDA C of every bench/programs/*.gdsl into
@@ -10,9 +10,13 @@
 #   2. builds, in parallel, the CUB harness (bench/peers_cub.cu) and one gpuc
 #      driver per program (bench/gpuc/bench_PROG.cu with bench/gen/PROG.cu),
 #      reusing binaries in bench/bin that are newer than their sources and run;
+#      and (bench/paths/build.sh, needs build/ carried) each program's
+#      executable and --emit=lib library with its C harness;
 #   3. runs the CUB harness (copy bandwidth, CUB, the seed matmul, cuBLAS),
-#      every gpuc case in its own process (a crash loses one case), and the
-#      Python peers (CuPy, PyTorch eager and torch.compile);
+#      every gpuc case in its own process (a crash loses one case), the same
+#      cases at the largest size through the library (bench/paths/lib_bench.c)
+#      and the executable's -r/-t (bench/paths/exe_bench.py; row cases at rows
+#      of 1024 and 32768) unless --no-paths (they add about 3-4 minutes), and the Python peers (CuPy, PyTorch eager and torch.compile);
 #   4. writes the table (bench/report.py: table.md, results.json) and the log
 #      into the results folder: --results DIR, else $OUT when set (the device
 #      tool), else bench/results/DATE (ignored);
@@ -26,6 +30,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 SIZES=10,12,14,16,18,20,22,24,26,28
 PEERS_ONLY=0
+PATHS=1
 COMPILE=1
 NCU=0
 RES=""
@@ -33,10 +38,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --peers-only) PEERS_ONLY=1 ;;
     --no-compile) COMPILE=0 ;;
+    --no-paths) PATHS=0 ;;
     --ncu) NCU=1 ;;
     --sizes) SIZES=$2; shift ;;
     --results) RES=$2; shift ;;
-    *) echo "usage: bench/run.sh [--peers-only] [--no-compile] [--ncu] [--sizes LIST] [--results DIR]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--peers-only] [--no-compile] [--no-paths] [--ncu] [--sizes LIST] [--results DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -95,6 +101,14 @@ if [ $PEERS_ONLY = 0 ]; then
     fi
   done
 fi
+# the other two paths of the programs that have path cases (bench/paths/)
+PATH_PROGS=(elementwise reduce scan filter rows)
+if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ]; then
+  say "building the executables and --emit=lib libraries (bench/paths/build.sh)"
+  (bench/paths/build.sh --out bench/bin/paths "${PATH_PROGS[@]}" >"$BLD/paths.log" 2>&1 ||
+    echo "build failed: some paths (bench/paths/build.sh)" >>"$BLD/failed") &
+  pids+=($!)
+fi
 for p in "${pids[@]}"; do wait "$p"; done
 say "builds done"
 for f in "$BLD"/*.log; do [ -s "$f" ] && { echo "== build log $(basename "$f")"; grep -v "Warning: The 'compute" "$f"; } >>"$LOG"; done
@@ -123,6 +137,26 @@ if [ $PEERS_ONLY = 0 ]; then
       fi
     done
   done
+fi
+if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ]; then
+  TOP=$(echo "$SIZES" | tr ',' '\n' | sort -n | tail -1)
+  for p in "${PATH_PROGS[@]}"; do
+    b=bench/bin/paths/lib_$p
+    [ -x "$b" ] || { say "no library harness for $p: its lib path is not available"; continue; }
+    for c in $("$b" --list); do
+      say "gpuc lib $p/$c at 2^$TOP"
+      timeout 180 "$b" --case "$c" --log2 "$TOP" --m 1024,32768 --out "$RES/gpuc.jsonl" 2>>"$LOG" || {
+        rc=$?
+        say "gpuc lib $p/$c failed: exit $rc"
+        echo "{\"src\": \"gpuc_lib\", \"case\": \"${c%_*}\", \"dtype\": \"${c##*_}\", \"n\": $((1 << TOP)), \"m\": 0, \"check\": \"error: exit $rc\"}" >>"$RES/gpuc.jsonl"
+      }
+    done
+  done
+  say "gpuc executables' -r/-t at 2^$TOP (bench/paths/exe_bench.py)"
+  # 10 timed runs (each run also copies its arguments in and its result out, untimed); rows of 1024 and 32768
+  timeout 400 python3 bench/paths/exe_bench.py --bin bench/bin/paths --log2 "$TOP" --runs 10 --m 1024,32768 \
+    --out "$RES/gpuc.jsonl" 2>>"$LOG" ||
+    say "exe_bench failed: exit $?"
 fi
 say "Python peers (CuPy, torch, torch.compile)"
 PYARGS=(--out "$RES/py.jsonl" --sizes "$SIZES")
