@@ -127,6 +127,30 @@ def usable():
     return _usable
 
 
+_libcuda = None
+
+
+def pointer_device(ptr, what="gpuc"):
+    """The ordinal of the device a device address belongs to (the driver's
+    cuPointerGetAttribute, DEVICE_ORDINAL: what a __cuda_array_interface__
+    object does not say). ValueError when CUDA does not know the address."""
+    global _libcuda
+    if not usable():
+        from . import Error
+        raise Error("%s: the CUDA backend needs a GPU (libcuda did not load or no device)" % what)
+    if _libcuda is None:
+        lib = ctypes.CDLL("libcuda.so.1")    # loaded and initialised by the runtime (usable)
+        lib.cuPointerGetAttribute.restype = ctypes.c_int
+        lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
+        _libcuda = lib
+    ordinal = ctypes.c_int(-1)
+    st = _libcuda.cuPointerGetAttribute(ctypes.byref(ordinal), 9, ptr)   # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    if st != 0 or ordinal.value < 0:
+        raise ValueError("%s: the __cuda_array_interface__ address 0x%x is not device memory CUDA knows "
+                         "(cuPointerGetAttribute: error %d)" % (what, ptr, st))
+    return ordinal.value
+
+
 def device_arch(device=0):
     """sm_XY of a device (raises gpuc.Error without a GPU)."""
     rt = runtime()
@@ -285,8 +309,9 @@ def _torch_dtype_name(t):
 
 class DeviceArray:
     """One device array argument or result: address, dtype, shape, where it
-    came from (framework 'cupy', 'torch', or 'cai'), device, stream, and the
-    object that keeps its memory alive."""
+    came from (framework 'cupy', 'torch', 'dlpack' or 'cai'), device (None
+    for 'cai' until the call asks pointer_device), stream, and the object
+    that keeps its memory alive."""
 
     def __init__(self, ptr, dtype, shape, framework, device, stream, owner, contiguous=True, dtype_text=None):
         self.ptr, self.dtype, self.shape = ptr, dtype, tuple(shape)
@@ -372,8 +397,8 @@ def device_view(value):
         dt = np.dtype(cai["typestr"])
         stream = cai.get("stream") or 0
         stream = 0 if stream == 1 else stream     # 1: the legacy default stream; 2: per-thread (a valid handle)
-        device = 0
-        return DeviceArray(cai["data"][0], dt, cai["shape"], "cai", device, stream, value,
+        # the device is looked up from the address when the call runs (pointer_device)
+        return DeviceArray(cai["data"][0], dt, cai["shape"], "cai", None, stream, value,
                            _c_contiguous(cai["shape"], cai.get("strides"), dt.itemsize))
     if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
         return _from_dlpack(value)
