@@ -152,6 +152,44 @@ static PyObject *py_compile(PyObject *self, PyObject *args)
     return result;
 }
 
+/* write_images(path, [(arch, bytes)]): images.h through the compiler library's
+ * writer (compiler/images.c), the one gpuc --emit=lib uses. */
+static PyObject *py_write_images(PyObject *self, PyObject *args)
+{
+    PyObject *path_obj, *list;
+    if (!PyArg_ParseTuple(args, "O&O", PyUnicode_FSConverter, &path_obj, &list)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(list, "write_images takes a list of (arch, bytes)");
+    Py_ssize_t n = seq ? PySequence_Size(seq) : -1;
+    GpucImageData *images = n >= 0 ? calloc((size_t)n + 1, sizeof *images) : NULL;
+    int ok = images != NULL;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        PyObject *item = PySequence_GetItem(seq, i);
+        char *data = NULL;
+        Py_ssize_t size = 0;
+        PyObject *bytes = NULL;
+        ok = item && PyArg_ParseTuple(item, "sS", &images[i].name, &bytes) && PyBytes_AsStringAndSize(bytes, &data, &size) == 0;
+        images[i].data = data;   /* borrowed from the list's items, alive until the end */
+        images[i].size = (size_t)size;
+        Py_XDECREF(item);
+    }
+    if (ok && gpuc_compiler_write_images(PyBytes_AsString(path_obj), images, (int)n) != 0) {
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
+        ok = 0;
+    }
+    if (!images && seq) {
+        PyErr_NoMemory();
+    }
+    free(images);
+    Py_XDECREF(seq);
+    Py_DECREF(path_obj);
+    if (!ok) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_version(PyObject *self, PyObject *unused)
 {
     return PyUnicode_FromString(gpuc_compiler_version());
@@ -1346,6 +1384,7 @@ static PyMethodDef module_methods[] = {
     { "compile", py_compile, METH_VARARGS, "compile(emit, path, source, source_name, stdlib_dir, defines, lib_name, archs)" },
     { "load_program", py_load_program, METH_VARARGS, "load_program(path) -> Program" },
     { "version", py_version, METH_NOARGS, "the compiler's version" },
+    { "write_images", py_write_images, METH_VARARGS, "write_images(path, [(arch, bytes)]): images.h" },
     { NULL, NULL, 0, NULL },
 };
 

@@ -167,29 +167,26 @@ LIB_NAME = "gpuc_py"
 _CFLAGS = ["-std=c11", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w"]
 
 
-def _images_h(cuda_source, archs):
-    """images.h as gpuc --emit=lib writes it: a cubin per arch, then PTX of the newest."""
+def _write_images(path, cuda_source, archs):
+    """images.h as gpuc --emit=lib writes it (the compiler library's writer,
+    compiler/images.c): a cubin per arch, then PTX of the newest."""
+    from . import _gpuc
     rt = runtime()
     names = list(archs) + ["compute_" + max(archs, key=lambda a: int(a[3:]))[3:]]
-    lines = []
+    images = []
     opts = (ctypes.c_char_p * 1)(b"-lineinfo")
-    for i, arch in enumerate(names):
+    libc = ctypes.CDLL(None)
+    for arch in names:
         image, size, log = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_char_p()
         st = rt.gpuc_compile_cuda_to_image(cuda_source.encode(), arch.encode(), opts, 1, ctypes.byref(image),
                                            ctypes.byref(size), ctypes.byref(log))
         if st != 0:
             raise _rt_error("NVRTC could not compile the kernels for %s (a gpuc bug)" % arch, st)
-        data = ctypes.string_at(image, size.value)
-        libc = ctypes.CDLL(None)
+        images.append((arch, ctypes.string_at(image, size.value)))
         libc.free(image)
         if log:
             libc.free(log)
-        body = "".join("\n\"%s\"" % "".join("\\x%02x" % c for c in data[k:k + 64]) for k in range(0, len(data), 64))
-        lines.append("static const char gpuc_image_%d[] =%s;" % (i, body or " \"\""))
-    lines.append("static const GpucImage gpuc_images[] = {")
-    lines += ["    { \"%s\", gpuc_image_%d, sizeof gpuc_image_%d - 1 }," % (a, i, i) for i, a in enumerate(names)]
-    lines.append("};")
-    return "\n".join(lines) + "\n"
+    _gpuc.write_images(path, images)
 
 
 def build(lib_source, header, cuda_source, manifest, arch):
@@ -207,10 +204,10 @@ def build(lib_source, header, cuda_source, manifest, arch):
         return target
     os.makedirs(directory, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="gpuc-build-", dir=directory) as tmp:
-        for name, text in [(LIB_NAME + ".c", lib_source), (LIB_NAME + ".h", header),
-                           ("images.h", _images_h(cuda_source, [arch]))]:
+        for name, text in [(LIB_NAME + ".c", lib_source), (LIB_NAME + ".h", header)]:
             with open(os.path.join(tmp, name), "w") as f:
                 f.write(text)
+        _write_images(os.path.join(tmp, "images.h"), cuda_source, [arch])
         out = os.path.join(tmp, "lib.so")
         cmd = argv + flags + ["-I" + tmp, "-DGPUC_IMAGES=\"images.h\"", os.path.join(tmp, LIB_NAME + ".c"),
                               "-o", out] + link
