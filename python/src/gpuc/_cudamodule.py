@@ -98,10 +98,11 @@ class CudaModule(Module):
                 setattr(self, ename, fn)
 
     def _run(self, entry, comps, sizes, out=None, sync=True):
-        if not sync:
-            raise TypeError("%s: sync=False is not supported yet (scalar results are returned after a wait)"
-                            % entry.name)
         views = [c for c in comps if isinstance(c, _cuda.DeviceArray)]
+        if not sync and not views and any(not dims for _, _, dims in entry.result_leaves):
+            raise TypeError("%s: sync=False keeps scalar results on the device as 0-d arrays of the arguments' "
+                            "framework: it needs a device array argument (CuPy, torch, __cuda_array_interface__)"
+                            % entry.name)
         for v in views:   # __cuda_array_interface__ objects: the device of their address
             if v.device is None and v.ptr:
                 v.device = _cuda.pointer_device(v.ptr, entry.name)
@@ -149,8 +150,13 @@ class CudaModule(Module):
                 r = results[i]
                 r.kind, r.rank = _KIND[kind], len(dims)
                 known = [sizes.get(d) for d in dims]
-                if not dims:
+                if not dims and sync:
                     made.append(None)
+                    continue
+                if not dims:   # sync=False: the scalar is written to a 0-d device array, no wait
+                    array, ptr = self._device_scalar(first, kind, ctx)
+                    r.data = ptr
+                    made.append(array)
                     continue
                 if out_views is not None:
                     v = out_views[i]
@@ -176,6 +182,9 @@ class CudaModule(Module):
             for i, (_, kind, dims) in enumerate(leaves):
                 r = results[i]
                 dt = _types.DTYPES[kind]
+                if not dims and made[i] is not None:
+                    values.append(made[i])
+                    continue
                 if not dims:
                     values.append(np.array(getattr(r.scalar, "b" if kind == "bool" else kind), dtype=dt))
                     continue
@@ -224,6 +233,21 @@ class CudaModule(Module):
         fn.install(call, lib.value or 0, device, params, results, result_tuple, hooks, on_error)
         fn._fast_device = device
         fn._fast_frameworks = {f for f in ("cupy", "torch") if f + "_type" in hooks}
+
+    def _device_scalar(self, like, kind, ctx):
+        """(0-d device array, its address) for a scalar result kept on the
+        device: of like's framework (CuPy, torch), else a DeviceBuffer."""
+        if like.framework in ("cupy", "torch"):
+            array = _empty(like, kind, ())
+            return array, array.data.ptr if like.framework == "cupy" else array.data_ptr()
+        rt = _cuda.runtime()
+        dt = _types.DTYPES[kind]
+        ptr = ctypes.c_uint64(0)
+        st = rt.gpuc_mem_alloc(ctx, dt.itemsize, ctypes.byref(ptr))
+        if st != 0:
+            raise _cuda._rt_error("allocating a scalar result on the device", st)
+        _, lib = self._library.handle(like.device)
+        return _cuda.DeviceBuffer(self._library, lib, ptr.value, dt, ()), ptr.value
 
     def _check_arch(self, device):
         """Once, before the first call of a module compiled for "the device's
@@ -389,7 +413,8 @@ def _unflatten(t, values, device):
 def _unflatten_device(t, comps):
     """As _types.unflatten, with arrays of structs as dicts of device arrays."""
     if isinstance(t, _types.Scalar):
-        return comps.pop(0)[()].item()
+        v = comps.pop(0)
+        return v[()].item() if isinstance(v, np.ndarray) else v    # else sync=False's 0-d device array
     if isinstance(t, _types.Array) and isinstance(t.elem, _types.Scalar):
         return comps.pop(0)
     if isinstance(t, _types.Array) and isinstance(t.elem, _types.Struct):
