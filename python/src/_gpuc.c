@@ -488,6 +488,7 @@ typedef struct LibEntryObject {
     PyObject *cupy_type;           /* cupy.ndarray: the type test and the allocator (shape, dtype) */
     PyObject *cupy_get_device;     /* cupy.cuda.runtime.getDevice */
     PyObject *cupy_get_stream;     /* cupy.cuda.get_current_stream (its .ptr) */
+    int cupy_ptds;                 /* CuPy's null stream is the per-thread default stream (2) */
     PyObject *cupy_dtypes[KIND_COUNT];   /* per kind: its NumPy dtype */
     PyObject *torch_type;          /* torch.Tensor */
     PyObject *torch_empty;         /* torch.empty(shape, dtype=, device=) */
@@ -776,7 +777,7 @@ static int decode_cupy(LibEntryObject *e, PyObject *v, Decoded *d, LibValue *a, 
         long long h = 0;
         ok = stream && int_attr(stream, str_ptr, &h);
         Py_XDECREF(stream);
-        d->stream = (void *)(intptr_t)h;
+        d->stream = (void *)(intptr_t)(h == 0 && e->cupy_ptds ? 2 : h);   /* 2: CU_STREAM_PER_THREAD */
     }
     PyErr_Clear();
     if (!ok) {
@@ -1282,6 +1283,9 @@ static PyObject *libentry_install(PyObject *obj, PyObject *args)
     }
     e->cupy_get_device = hook(hooks, "cupy_get_device");
     e->cupy_get_stream = hook(hooks, "cupy_get_stream");
+    PyObject *ptds = PyDict_GetItemString(hooks, "cupy_ptds");
+    e->cupy_ptds = ptds && PyObject_IsTrue(ptds) == 1;
+    PyErr_Clear();
     e->torch_empty = hook(hooks, "torch_empty");
     e->torch_stream = hook(hooks, "torch_stream");
     e->cai_device = hook(hooks, "cai_device");

@@ -6,6 +6,7 @@ Python path would must answer FALLBACK (the Python path then gives the error).
 Also the per-call cost of decoding (printed with -s)."""
 
 import timeit
+import types
 
 import numpy as np
 import pytest
@@ -246,7 +247,7 @@ def thunk(tmp_path_factory):
     return ctypes.CDLL(str(d / "t.so"))
 
 
-def recording_entry(module, name, thunk, allocated):
+def recording_entry(module, name, thunk, allocated, ptds=False):
     import ctypes
     entry = module.entries[name]
     params, results, result_tuple = _cudamodule.fast_spec(entry)
@@ -260,7 +261,7 @@ def recording_entry(module, name, thunk, allocated):
             super().__init__(shape, dtype or "<f4", ptr=ptr or 0x1000, contiguous=contiguous)
 
     hooks = {"cupy_type": Allocating, "cupy_get_device": lambda: 0, "cupy_get_stream": lambda: stream[0],
-             "cupy_dtypes": [gpuc._types.DTYPES[k] for k in gpuc._types.KINDS]}
+             "cupy_dtypes": [gpuc._types.DTYPES[k] for k in gpuc._types.KINDS], "cupy_ptds": ptds}
 
     def on_error():
         raise gpuc.ExecutionError(name, "recorded failure")
@@ -296,6 +297,16 @@ def test_call_fills_values_allocates_results_and_runs_the_thunk(module, thunk):
     assert e(3.0, Cupy((8,), "<f8"), y) is _gpuc.FALLBACK
     assert e(3.0, Cupy((8,), ">f4"), y) is _gpuc.FALLBACK
     assert len(allocated) == 1
+    # CuPy's null stream (ptr 0) is the legacy default stream, or the per-thread one (2) under PTDS
+    stream[0] = _Stream(0)
+    try:
+        e(3.0, x, y)
+        assert ctypes.c_void_p.in_dll(thunk, "seen_stream").value is None
+        e, Cupy = recording_entry(module, "saxpy", thunk, allocated, ptds=True)
+        assert isinstance(e(3.0, Cupy((8,)), Cupy((8,))), Cupy)
+        assert ctypes.c_void_p.in_dll(thunk, "seen_stream").value == 2
+    finally:
+        stream[0] = _Stream(0x77)
 
 
 def test_call_scalar_and_tuple_results_and_errors(module, thunk):
@@ -316,6 +327,42 @@ def test_call_scalar_and_tuple_results_and_errors(module, thunk):
         ctypes.c_int.in_dll(thunk, "nargs").value = 3
         ctypes.c_int.in_dll(thunk, "nresults").value = 1
         ctypes.c_int.in_dll(thunk, "status").value = 0
+
+
+class CaiCupy(FakeCupy):
+    """A CuPy array whose attributes LibEntry does not find (no _c_contiguous): read through
+    __cuda_array_interface__, built per access as CuPy builds it (shape, typestr, descr,
+    stream, strides, data)."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x1000):
+        super().__init__(shape, typestr, ptr)
+        del self._c_contiguous
+        self.device = types.SimpleNamespace(id=0)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "descr": self.dtype.descr, "version": 3,
+                "stream": 1, "strides": None, "data": (self.data.ptr, False)}
+
+
+def test_cupy_attributes_against_its_cai_dict(module, thunk, capsys):
+    """The same call with CuPy arrays read through attributes and through a CuPy-like
+    __cuda_array_interface__ (what the C path read before): printed, and the same thunk values."""
+    import ctypes
+    e, Cupy = recording_entry(module, "saxpy", thunk, [])
+    Cai = type("Cai", (CaiCupy, Cupy), {})
+    ctypes.c_int.in_dll(thunk, "status").value = 0
+    seen = []
+    for x in (Cupy((1024,)), Cai((1024,))):
+        e(2.0, x, x)
+        seen.append(list((ctypes.c_int64 * 15).in_dll(thunk, "seen_args")))
+    assert seen[0] == seen[1]
+    n = 20000
+    t = [min(timeit.repeat(lambda: e(2.0, x, x), number=n, repeat=3)) / n * 1e6
+         for x in (Cupy((1024,)), Cai((1024,)))]
+    with capsys.disabled():
+        print("\nLibEntry call (saxpy, recording thunk): CuPy attributes %.3f us, CuPy-like CAI dicts %.3f us"
+              % tuple(t))
 
 
 def test_call_cost(module, thunk, capsys):

@@ -374,6 +374,13 @@ def _torch_stream(torch, device):
     return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
 
+def cupy_ptds():
+    """Whether CuPy's null stream is the per-thread default stream (its
+    CUPY_CUDA_PER_THREAD_DEFAULT_STREAM, read at import as CuPy does): its
+    stream pointer 0 then means CU_STREAM_PER_THREAD (2), not the legacy one."""
+    return os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM", "0") not in ("", "0")
+
+
 def device_view(value):
     """A DeviceArray for a device array object (CuPy, PyTorch on CUDA, any
     __cuda_array_interface__ or CUDA __dlpack__), or None for anything else."""
@@ -387,8 +394,9 @@ def device_view(value):
                            _torch_stream(torch, dev), value, value.is_contiguous(), str(value.dtype))
     if mod.startswith("cupy"):
         import cupy
+        stream = cupy.cuda.get_current_stream().ptr
         return DeviceArray(value.data.ptr, value.dtype, value.shape, "cupy", value.device.id,
-                           cupy.cuda.get_current_stream().ptr, value, value.flags.c_contiguous)
+                           2 if stream == 0 and cupy_ptds() else stream, value, value.flags.c_contiguous)
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         dt = np.dtype(cai["typestr"])

@@ -356,6 +356,7 @@ def framework_hooks(device):
         hooks["cupy_dtypes"] = [_types.DTYPES[k] for k in _types.KINDS]
         hooks["cupy_get_device"] = cupy.cuda.runtime.getDevice
         hooks["cupy_get_stream"] = cupy.cuda.get_current_stream
+        hooks["cupy_ptds"] = _cuda.cupy_ptds()
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "Tensor"):
         names = {"bool": "bool", "i32": "int32", "i64": "int64", "u32": "uint32", "u64": "uint64",
