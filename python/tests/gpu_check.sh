@@ -11,6 +11,7 @@
 set -u
 ROOT=$PWD
 PY=${PYTHON:-python3}
+case $PY in */*) PY=$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY") ;; esac   # the tests run from python/tests
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 export GPUC_CACHE_DIR=$W/cache
@@ -43,7 +44,10 @@ else
     "$PY" test_cuda.py > "$W/cuda.log" 2>&1    # its plain-script mode
 fi
 st=$?
-[ $st = 0 ] && grep -q "^SKIPPED\|^SKIP" "$W/cuda.log" && st=2   # on the GPU machine a skipped test is a failure
+if [ $st = 0 ] && grep -q "^SKIPPED\|^SKIP" "$W/cuda.log"; then   # on the GPU machine a skipped test is a failure
+    st=2
+    echo "gpu_check: a test was skipped (see above)" >> "$W/cuda.log"
+fi
 report "test_cuda.py" $st "$W/cuda.log"
 if [ $have_pytest = 1 ]; then
     "$PY" -m pytest -q -p no:cacheprovider -s test_fastpath.py > "$W/fast.log" 2>&1
@@ -56,7 +60,10 @@ cd "$ROOT"
 for script in examples/python/*.py; do
     "$PY" "$script" > "$W/ex.log" 2>&1
     st=$?
-    [ $st = 0 ] && ! grep -q ": ok on the cuda backend" "$W/ex.log" && st=3   # ran, but not on the GPU
+    if [ $st = 0 ] && ! grep -q ": ok on the cuda backend" "$W/ex.log"; then   # ran, but not on the GPU
+        st=3
+        echo "gpu_check: it did not run on the cuda backend" >> "$W/ex.log"
+    fi
     report "$script" $st "$W/ex.log"
 done
 echo "python gpu_check: $passes passed, $fails failed"
