@@ -253,7 +253,9 @@ static void table_header(BeBuf *b, const char *L) {
         " * asks the library to allocate (free it with %s_free_device; .shape gets\n"
         " * the size, also for sizes known only after the call), else .data is the\n"
         " * caller's device memory of exactly .shape that the result is written to.\n"
-        " * Scalar results arrive in .scalar (the call waits for its kernels).\n"
+        " * Scalar results arrive in .scalar (the call waits for its kernels); a\n"
+        " * scalar result with .data set is instead written to that device address\n"
+        " * (one element), on the stream without a wait where every result is given.\n"
         " * call() runs on cu_stream (a CUstream of the library's context, NULL the\n"
         " * default stream): it makes it the context's stream, after waiting for the\n"
         " * previous stream when it differs (device blocks are reused across calls).\n"
@@ -741,14 +743,12 @@ static void table_comp_arrays(BeBuf *b, const char *e, const char *side, const C
     be_printf(b, "%s };\n", n ? "" : " \"\"");
 }
 
-/* Can the table thunk write E's results straight into the caller's arrays
- * (gpuc_dev_E_into)? Every result an array, and sizes the launcher knows. */
+/* Can the table thunk write E's results straight into the caller's device
+ * memory (gpuc_dev_E_into)? Sizes the launcher knows. It does when the caller
+ * gives every result's memory: arrays, and scalars too (a scalar result whose
+ * data is set is written there on the stream, with no wait). */
 static bool thunk_into(IrEntry *e, Comps *cs) {
-    if (!cuda_results_known(e)) { return false; }
-    for (int i = 0; i < cs->nout; i++) {
-        if (!cs->out[i].v->rank) { return false; }
-    }
-    return cs->nout > 0;
+    return cuda_results_known(e) && cs->nout > 0;
 }
 
 /* The expected extent of result dimension dv in the into function, or NULL
@@ -874,7 +874,12 @@ static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
         if (v->rank) {
             be_line(b, "if (g_st == GPUC_SUCCESS && !g_used) { g_st = gpuc_table_result(lib, fn, gpuc_table_%s_out_labels[%d], &results[%d], &g_out%d->a); }", E, i, i, i);
         } else {
-            be_line(b, "if (g_st == GPUC_SUCCESS) { results[%d].scalar.%s = g_out%d; }", i, v->elem == IR_BOOL ? "b" : ir_scalar_name(v->elem), i);
+            /* the typed path waited for the scalar; a caller's device scalar gets it copied */
+            be_line(b, "if (g_st == GPUC_SUCCESS && !g_used) { results[%d].scalar.%s = g_out%d; }", i, v->elem == IR_BOOL ? "b" : ir_scalar_name(v->elem), i);
+            be_line(b, "if (g_st == GPUC_SUCCESS && !g_used && g_given%d) {", i);
+            be_line(b, "    g_st = gpuc_memcpy_htod(lib->ctx, results[%d].data, &g_out%d, sizeof g_out%d);", i, i, i);
+            be_line(b, "    if (g_st != GPUC_SUCCESS) { g_st = gpuc_lib_fail(g_st, \"%%s: %%s\", fn, gpuc_last_error()); }");
+            be_line(b, "}");
         }
     }
     be_line(b, "/* the typed results' wrappers (and their blocks unless handed over); on");

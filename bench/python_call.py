@@ -70,15 +70,24 @@ def c_library_call(m, a, x, y, out):
 
 
 def main():
-    m = gpuc.compile(SRC, backend="cuda")
+    m = gpuc.compile(SRC + "\nentry total(x: f32[n]) -> f32 = sum(x);", backend="cuda")
     rows = []
     x = cupy.ones(1024, dtype=cupy.float32)
     k = cupy.ElementwiseKernel("float32 a, float32 x, float32 y", "float32 z", "z = a * x + y", "saxpy")
     tx = torch.ones(1024, device="cuda")
     rows.append(("n=1024 gpuc (cupy in)", per_call_us(lambda: m.saxpy(2.0, x, x))))
+    assert m.saxpy._fast_device == 0, "the C path (LibEntry) was not installed"
     rows.append(("n=1024 gpuc (torch in)", per_call_us(lambda: m.saxpy(2.0, tx, tx))))
     rows.append(("n=1024 cupy ElementwiseKernel", per_call_us(lambda: k(2.0, x, x))))
     rows.append(("n=1024 torch 2*x+y", per_call_us(lambda: 2.0 * tx + tx)))
+    # where the host time goes: what the C path calls per saxpy call, alone
+    f32 = cupy.dtype("float32")
+    rows.append(("  part: cupy.ndarray((1024,), f32)", per_call_us(lambda: cupy.ndarray((1024,), f32))))
+    rows.append(("  part: cupy get_current_stream().ptr", per_call_us(lambda: cupy.cuda.get_current_stream().ptr)))
+    rows.append(("  part: x.__cuda_array_interface__ (not read)", per_call_us(lambda: x.__cuda_array_interface__)))
+    rows.append(("n=1024 gpuc total, sync (waits)", per_call_us(lambda: m.total(x))))
+    rows.append(("n=1024 gpuc total, sync=False", per_call_us(lambda: m.total(x, sync=False))))
+    assert float(m.total(x, sync=False).get()) == 1024.0 and m.total(x) == 1024.0
     big = cupy.ones(1 << 28, dtype=cupy.float32)
     rows.append(("n=2^28 gpuc (cupy in)", per_call_us(lambda: m.saxpy(2.0, big, big), batch=5, rounds=5)))
     rows.append(("n=2^28 cupy ElementwiseKernel", per_call_us(lambda: k(2.0, big, big), batch=5, rounds=5)))

@@ -152,6 +152,21 @@ const char *gpuc_compiler_default_stdlib_dir(void);
 /* gpuc's version ("0.1.0"). */
 const char *gpuc_compiler_version(void);
 
+/* One kernel image for images.h: an architecture ("sm_90", or "compute_90"
+ * for PTX) and its bytes (from the runtime's gpuc_compile_cuda_to_image). */
+typedef struct GpucImageData {
+    const char *name;   /* the architecture */
+    const void *data;   /* the image */
+    size_t size;        /* its bytes */
+} GpucImageData;
+
+/* Write images as images.h at path: `static const char gpuc_image_I[]` per
+ * image and `static const GpucImage gpuc_images[]` in the given order, what
+ * the C of an executable or an --emit=lib library includes with
+ * -DGPUC_IMAGES="images.h" (compiler/images.c). 0, or -1 when the file could
+ * not be written (errno says why). */
+int gpuc_compiler_write_images(const char *path, const GpucImageData *images, int count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -410,13 +410,9 @@ static int write_images(const GpucCompileOptions *co, const char *archs, const c
     }
     char *ptx = xprintf("compute_%s", names[newest] + 3);
     names[n++] = ptx;
-    FILE *out = fopen(images_path, "w");
-    if (!out) {
-        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", images_path, strerror(errno));
-        rc = 1;
-    }
     static const char *const options[] = { "-lineinfo" };
-    for (int i = 0; out && i < n && rc == 0; i++) {
+    GpucImageData images[33] = { { NULL, NULL, 0 } };   /* data NULL past a failure */
+    for (int i = 0; i < n && rc == 0; i++) {
         void *image = NULL;
         size_t size = 0;
         char *log = NULL;
@@ -424,29 +420,16 @@ static int write_images(const GpucCompileOptions *co, const char *archs, const c
             fprintf(stderr, "gpuc: internal error: NVRTC could not compile the kernels for %s: %s\n", names[i],
                     gpuc_last_error());
             rc = 1;
-        } else {
-            /* a string literal: compilers read it ten times faster than
-             * an initializer list of numbers */
-            fprintf(out, "static const char gpuc_image_%d[] =", i);
-            const unsigned char *bytes = image;
-            for (size_t k = 0; k < size; k++) {
-                fprintf(out, "%s\\x%02x%s", k % 64 ? "" : "\n\"", bytes[k], k % 64 == 63 || k + 1 == size ? "\"" : "");
-            }
-            fprintf(out, "%s;\n", size ? "" : " \"\"");
         }
-        free(image);
         free(log);
+        images[i] = (GpucImageData){ names[i], image, size };
     }
-    if (out) {
-        fprintf(out, "static const GpucImage gpuc_images[] = {\n");
-        for (int i = 0; rc == 0 && i < n; i++) {
-            fprintf(out, "    { \"%s\", gpuc_image_%d, sizeof gpuc_image_%d - 1 },\n", names[i], i, i);
-        }
-        fprintf(out, "};\n");
-        if (fclose(out) != 0 && rc == 0) {
-            fprintf(stderr, "gpuc: error: cannot write '%s'\n", images_path);
-            rc = 1;
-        }
+    if (rc == 0 && gpuc_compiler_write_images(images_path, images, n) != 0) {
+        fprintf(stderr, "gpuc: error: cannot write '%s': %s\n", images_path, strerror(errno));
+        rc = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        free((void *)images[i].data);
     }
     if (rc == 0 && written_archs) {
         size_t len = 1;

@@ -152,6 +152,44 @@ static PyObject *py_compile(PyObject *self, PyObject *args)
     return result;
 }
 
+/* write_images(path, [(arch, bytes)]): images.h through the compiler library's
+ * writer (compiler/images.c), the one gpuc --emit=lib uses. */
+static PyObject *py_write_images(PyObject *self, PyObject *args)
+{
+    PyObject *path_obj, *list;
+    if (!PyArg_ParseTuple(args, "O&O", PyUnicode_FSConverter, &path_obj, &list)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(list, "write_images takes a list of (arch, bytes)");
+    Py_ssize_t n = seq ? PySequence_Size(seq) : -1;
+    GpucImageData *images = n >= 0 ? calloc((size_t)n + 1, sizeof *images) : NULL;
+    int ok = images != NULL;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        PyObject *item = PySequence_GetItem(seq, i);
+        char *data = NULL;
+        Py_ssize_t size = 0;
+        PyObject *bytes = NULL;
+        ok = item && PyArg_ParseTuple(item, "sS", &images[i].name, &bytes) && PyBytes_AsStringAndSize(bytes, &data, &size) == 0;
+        images[i].data = data;   /* borrowed from the list's items, alive until the end */
+        images[i].size = (size_t)size;
+        Py_XDECREF(item);
+    }
+    if (ok && gpuc_compiler_write_images(PyBytes_AsString(path_obj), images, (int)n) != 0) {
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
+        ok = 0;
+    }
+    if (!images && seq) {
+        PyErr_NoMemory();
+    }
+    free(images);
+    Py_XDECREF(seq);
+    Py_DECREF(path_obj);
+    if (!ok) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_version(PyObject *self, PyObject *unused)
 {
     return PyUnicode_FromString(gpuc_compiler_version());
@@ -435,6 +473,8 @@ typedef struct FastComp {
 
 typedef struct LibEntryObject {
     PyObject_HEAD
+    PyObject *fallback;    /* called with a call's arguments when the C path declines (None: return FALLBACK) */
+    int ready;             /* install() was called: the fields below are set */
     LibCall call;          /* the table's thunk (NULL: decode only) */
     void *lib;             /* the device's NAME_lib * */
     int device;            /* the device lib is on */
@@ -442,14 +482,26 @@ typedef struct LibEntryObject {
     int result_tuple;      /* the result is a tuple of its leaves (else one leaf) */
     FastComp params[FAST_MAX];
     FastComp results[FAST_MAX];
-    PyObject *hooks;       /* dict: the frameworks' types and functions (see LibEntry's doc) */
     PyObject *on_error;    /* called (no arguments) on a nonzero status: raises the error */
-    PyObject *result_kw[2][FAST_MAX];   /* [cupy, torch][result]: the allocator's keyword arguments */
+    /* What the calls need of the frameworks, read from install()'s hooks
+     * once, so that a call does no dict lookup (NULL: not imported). */
+    PyObject *cupy_type;           /* cupy.ndarray: the type test and the allocator (shape, dtype) */
+    PyObject *cupy_get_device;     /* cupy.cuda.runtime.getDevice */
+    PyObject *cupy_get_stream;     /* cupy.cuda.get_current_stream (its .ptr) */
+    int cupy_ptds;                 /* CuPy's null stream is the per-thread default stream (2) */
+    PyObject *cupy_dtypes[KIND_COUNT];   /* per kind: its NumPy dtype */
+    PyObject *torch_type;          /* torch.Tensor */
+    PyObject *torch_empty;         /* torch.empty(shape, dtype=, device=) */
+    PyObject *torch_stream;        /* device -> the raw CUstream of torch's current stream */
+    PyObject *torch_dtypes[KIND_COUNT];  /* per kind: its torch dtype (None where torch has none) */
+    PyObject *torch_kw[FAST_MAX];  /* per result: torch.empty's keyword arguments */
+    PyObject *cai_device;          /* device address -> its device ordinal (other CAI objects) */
 } LibEntryObject;
 
 static PyObject *fallback_sentinel;   /* _gpuc.FALLBACK */
 static PyObject *str_cai, *str_data, *str_shape, *str_strides, *str_typestr, *str_stream, *str_device, *str_id,
-                *str_data_ptr, *str_stride, *str_dtype, *str_get_device, *str_ptr;
+                *str_data_ptr, *str_dtype, *str_get_device, *str_ptr, *str_device_id,
+                *str_c_contiguous, *str_is_contiguous;
 
 /* What one call decoded: the values for the thunk, the bound sizes, where the arrays are. */
 typedef struct Decoded {
@@ -660,29 +712,97 @@ static int decode_cai(LibEntryObject *e, PyObject *v, int framework, Decoded *d,
             return DECODE_FALLBACK;
         }
         d->device = (int)n;
-    } else {
-        d->device = 0;   /* as the Python path: a CAI object's device is taken to be 0 */
+    } else {   /* the device the address belongs to (cuPointerGetAttribute, gpuc/_cuda.py) */
+        PyObject *id = e->cai_device ? PyObject_CallFunction(e->cai_device, "K", (unsigned long long)ptr) : NULL;
+        long long n = -1;
+        ok = id && int_value(id, &n) && n >= 0;
+        Py_XDECREF(id);
+        PyErr_Clear();
+        if (!ok) {   /* not device memory CUDA knows: the Python path says so */
+            return DECODE_FALLBACK;
+        }
+        d->device = (int)n;
     }
+    return DECODE_OK;
+}
+
+/* Whether dtype is want: the same object (NumPy's and torch's built-in dtypes
+ * are singletons), else equal (a NumPy dtype made another way). */
+static int same_dtype(PyObject *dtype, PyObject *want)
+{
+    if (!dtype || !want) {
+        return 0;
+    }
+    if (dtype == want) {
+        return 1;
+    }
+    int eq = PyObject_RichCompareBool(dtype, want, Py_EQ);
+    PyErr_Clear();
+    return eq == 1;
+}
+
+/* An integer attribute of obj (an int, not a bool); 0 when missing or not one. */
+static int int_attr(PyObject *obj, PyObject *name, long long *out)
+{
+    PyObject *v = obj ? PyObject_GetAttr(obj, name) : NULL;
+    int ok = v && int_value(v, out);
+    Py_XDECREF(v);
+    return ok;
+}
+
+/* A CuPy array through its attributes: cheaper than its
+ * __cuda_array_interface__, which builds a dict (and the dtype's descr list)
+ * on every access. A CuPy without the attributes goes through CAI. */
+static int decode_cupy(LibEntryObject *e, PyObject *v, Decoded *d, LibValue *a, long long *shape, int rank, int first)
+{
+    PyObject *contiguous = PyObject_GetAttr(v, str_c_contiguous);
+    if (!contiguous) {
+        PyErr_Clear();
+        return decode_cai(e, v, FW_CUPY, d, a, shape, rank, first);
+    }
+    int ok = contiguous == Py_True;
+    Py_DECREF(contiguous);
+    PyObject *obj = ok ? PyObject_GetAttr(v, str_dtype) : NULL;
+    ok = obj && same_dtype(obj, e->cupy_dtypes[a->kind]);
+    Py_XDECREF(obj);
+    obj = ok ? PyObject_GetAttr(v, str_shape) : NULL;
+    ok = obj && read_ints(obj, rank, shape);
+    Py_XDECREF(obj);
+    PyObject *mem = ok ? PyObject_GetAttr(v, str_data) : NULL;   /* a cupy.cuda.MemoryPointer */
+    long long ptr = 0, dev = -1;
+    ok = mem && int_attr(mem, str_ptr, &ptr) && ptr != 0 && int_attr(mem, str_device_id, &dev) && dev >= 0;
+    Py_XDECREF(mem);
+    if (ok && first) {   /* CuPy's current stream on the current device (checked to be this one) */
+        PyObject *stream = e->cupy_get_stream ? PyObject_CallObject(e->cupy_get_stream, NULL) : NULL;
+        long long h = 0;
+        ok = stream && int_attr(stream, str_ptr, &h);
+        Py_XDECREF(stream);
+        d->stream = (void *)(intptr_t)(h == 0 && e->cupy_ptds ? 2 : h);   /* 2: CU_STREAM_PER_THREAD */
+    }
+    PyErr_Clear();
+    if (!ok) {
+        return DECODE_FALLBACK;
+    }
+    a->data = (uint64_t)ptr;
+    d->device = (int)dev;
     return DECODE_OK;
 }
 
 /* A torch tensor through its methods (torch's __cuda_array_interface__ is Python code). */
 static int decode_torch(LibEntryObject *e, PyObject *v, Decoded *d, LibValue *a, long long *shape, int rank, int first)
 {
-    PyObject *kinds = PyDict_GetItemString(e->hooks, "torch_kinds");   /* torch dtype -> kind */
     PyObject *dtype = PyObject_GetAttr(v, str_dtype);
-    PyObject *kind = dtype && kinds ? PyDict_GetItemWithError(kinds, dtype) : NULL;
-    long long k = -1, dev = -1, ptr = 0, st[2];
-    int ok = kind && int_value(kind, &k) && k == a->kind;
+    int ok = dtype && dtype == e->torch_dtypes[a->kind];   /* torch dtypes are singletons */
     Py_XDECREF(dtype);
+    long long dev = -1, ptr = 0;
     PyObject *obj = ok ? PyObject_CallMethodObjArgs(v, str_get_device, NULL) : NULL;
     ok = obj && int_value(obj, &dev) && dev >= 0;
     Py_XDECREF(obj);
     obj = ok ? PyObject_GetAttr(v, str_shape) : NULL;
     ok = obj && read_ints(obj, rank, shape);
     Py_XDECREF(obj);
-    obj = ok ? PyObject_CallMethodObjArgs(v, str_stride, NULL) : NULL;
-    ok = obj && read_ints(obj, rank, st) && c_contiguous(rank, shape, st, 1);   /* torch strides count elements */
+    obj = ok ? PyObject_CallMethodObjArgs(v, str_is_contiguous, NULL) : NULL;
+    ok = obj == Py_True;
     Py_XDECREF(obj);
     obj = ok ? PyObject_CallMethodObjArgs(v, str_data_ptr, NULL) : NULL;
     ok = obj && int_value(obj, &ptr) && ptr != 0;
@@ -694,8 +814,7 @@ static int decode_torch(LibEntryObject *e, PyObject *v, Decoded *d, LibValue *a,
     a->data = (uint64_t)ptr;
     d->device = (int)dev;
     if (first) {   /* the raw CUstream of torch's current stream */
-        PyObject *get = PyDict_GetItemString(e->hooks, "torch_stream");
-        PyObject *s = get ? PyObject_CallFunction(get, "i", (int)dev) : NULL;
+        PyObject *s = e->torch_stream ? PyObject_CallFunction(e->torch_stream, "i", (int)dev) : NULL;
         long long h = 0;
         ok = s && int_value(s, &h);
         Py_XDECREF(s);
@@ -710,12 +829,10 @@ static int decode_torch(LibEntryObject *e, PyObject *v, Decoded *d, LibValue *a,
 
 static int framework_of(LibEntryObject *e, PyObject *v)
 {
-    PyObject *cupy_type = PyDict_GetItemString(e->hooks, "cupy_type");
-    PyObject *torch_type = PyDict_GetItemString(e->hooks, "torch_type");
-    if (cupy_type && PyType_Check(cupy_type) && PyObject_TypeCheck(v, (PyTypeObject *)cupy_type)) {
+    if (e->cupy_type && PyObject_TypeCheck(v, (PyTypeObject *)e->cupy_type)) {
         return FW_CUPY;
     }
-    if (torch_type && PyType_Check(torch_type) && PyObject_TypeCheck(v, (PyTypeObject *)torch_type)) {
+    if (e->torch_type && PyObject_TypeCheck(v, (PyTypeObject *)e->torch_type)) {
         return FW_TORCH;
     }
     if (PyLong_Check(v) || PyFloat_Check(v)) {
@@ -724,13 +841,12 @@ static int framework_of(LibEntryObject *e, PyObject *v)
     int has = PyObject_HasAttr(v, str_cai);
     return has ? FW_CAI : FW_NONE;
 }
-
 /* Decode args (a tuple) into d: DECODE_OK, DECODE_FALLBACK or -1 (error set). */
 static int decode_args(LibEntryObject *e, PyObject *args, Decoded *d)
 {
     memset(d, 0, sizeof *d);
     d->framework = FW_NONE;
-    if (PyTuple_Size(args) != e->nparams) {
+    if (!e->ready || PyTuple_Size(args) != e->nparams) {
         return DECODE_FALLBACK;
     }
     int seen_array = 0;
@@ -753,7 +869,8 @@ static int decode_args(LibEntryObject *e, PyObject *args, Decoded *d)
         a->kind = p->kind;
         a->rank = p->rank;
         int st = fw == FW_TORCH ? decode_torch(e, v, d, a, shape, p->rank, !seen_array)
-                                : decode_cai(e, v, fw, d, a, shape, p->rank, !seen_array);
+               : fw == FW_CUPY ? decode_cupy(e, v, d, a, shape, p->rank, !seen_array)
+                               : decode_cai(e, v, fw, d, a, shape, p->rank, !seen_array);
         if (st != DECODE_OK || (seen_array && d->device != device)) {
             return DECODE_FALLBACK;
         }
@@ -859,34 +976,42 @@ static PyObject *libentry_decode(PyObject *obj, PyObject *args)
 
 /* A result array of the call's framework, its device address in *ptr; NULL
  * with an error set when the allocator failed, without one when there is no
- * allocator for this result or the array has no address. */
+ * allocator for this result or the array has no address. One call: CuPy's
+ * ndarray(shape, dtype) (what cupy.empty calls), torch.empty. */
 static PyObject *alloc_result(LibEntryObject *e, int framework, int index, const long long *shape, int rank,
                               uint64_t *ptr)
 {
-    PyObject *alloc = PyDict_GetItemString(e->hooks, framework == FW_CUPY ? "cupy_empty" : "torch_empty");
-    PyObject *kw = e->result_kw[framework == FW_CUPY ? 0 : 1][index];
-    if (!alloc || !kw) {
+    const FastComp *r = &e->results[index];
+    int cupy = framework == FW_CUPY;
+    if (cupy ? !e->cupy_dtypes[r->kind] : !e->torch_empty || !e->torch_kw[index]) {
         return NULL;
     }
-    PyObject *shp = rank == 1 ? Py_BuildValue("((L))", shape[0]) : Py_BuildValue("((LL))", shape[0], shape[1]);
-    PyObject *array = shp ? PyObject_Call(alloc, shp, kw) : NULL;
+    PyObject *shp = rank == 1 ? Py_BuildValue("(L)", shape[0]) : Py_BuildValue("(LL)", shape[0], shape[1]);
+    PyObject *array = NULL;
+    if (shp && cupy) {
+        array = PyObject_CallFunctionObjArgs(e->cupy_type, shp, e->cupy_dtypes[r->kind], NULL);
+    } else if (shp) {
+        PyObject *args = PyTuple_Pack(1, shp);
+        array = args ? PyObject_Call(e->torch_empty, args, e->torch_kw[index]) : NULL;
+        Py_XDECREF(args);
+    }
     Py_XDECREF(shp);
     if (!array) {
         return NULL;
     }
-    PyObject *p = NULL;
-    if (framework == FW_CUPY) {
+    long long addr = 0;
+    int ok;
+    if (cupy) {
         PyObject *mem = PyObject_GetAttr(array, str_data);
-        p = mem ? PyObject_GetAttr(mem, str_ptr) : NULL;
+        ok = mem && int_attr(mem, str_ptr, &addr);
         Py_XDECREF(mem);
     } else {
-        p = PyObject_CallMethodObjArgs(array, str_data_ptr, NULL);
+        PyObject *p = PyObject_CallMethodObjArgs(array, str_data_ptr, NULL);
+        ok = p && int_value(p, &addr);
+        Py_XDECREF(p);
     }
-    long long addr = 0;
-    int ok = p && int_value(p, &addr) && addr != 0;
-    Py_XDECREF(p);
     PyErr_Clear();
-    if (!ok) {
+    if (!ok || addr == 0) {
         Py_DECREF(array);
         return NULL;
     }
@@ -894,13 +1019,30 @@ static PyObject *alloc_result(LibEntryObject *e, int framework, int index, const
     return array;
 }
 
-/* entry(*args) -> the result, or FALLBACK (nothing was run: call the Python path). */
+/* What a call does when the C path declines it: the fallback (the Python
+ * path) on the same arguments, or FALLBACK when there is none. */
+static PyObject *decline(LibEntryObject *e, PyObject *args, PyObject *kwargs)
+{
+    if (e->fallback == Py_None) {
+        Py_INCREF(fallback_sentinel);
+        return fallback_sentinel;
+    }
+    return PyObject_Call(e->fallback, args, kwargs);
+}
+
+static void release_all(PyObject **objs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Py_CLEAR(objs[i]);
+    }
+}
+
+/* entry(*args, **kwargs) -> the result, through the C path or the fallback. */
 static PyObject *libentry_call(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     LibEntryObject *e = (LibEntryObject *)obj;
     if ((kwargs && PyDict_Size(kwargs) != 0) || !e->call) {
-        Py_INCREF(fallback_sentinel);
-        return fallback_sentinel;
+        return decline(e, args, kwargs);
     }
     Decoded d;
     int st = decode_args(e, args, &d);
@@ -908,19 +1050,16 @@ static PyObject *libentry_call(PyObject *obj, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (st == DECODE_FALLBACK || d.device != e->device) {
-        Py_INCREF(fallback_sentinel);
-        return fallback_sentinel;
+        return decline(e, args, kwargs);
     }
-    if (d.framework == FW_CUPY) {   /* cupy.empty allocates on the current device: it must be this one */
-        PyObject *get = PyDict_GetItemString(e->hooks, "cupy_device");
-        PyObject *cur = get ? PyObject_CallObject(get, NULL) : NULL;
+    if (d.framework == FW_CUPY) {   /* CuPy allocates on the current device: it must be this one */
         long long n = -1;
+        PyObject *cur = e->cupy_get_device ? PyObject_CallObject(e->cupy_get_device, NULL) : NULL;
         int ok = cur && int_value(cur, &n) && n == e->device;
         Py_XDECREF(cur);
         PyErr_Clear();
         if (!ok) {
-            Py_INCREF(fallback_sentinel);
-            return fallback_sentinel;
+            return decline(e, args, kwargs);
         }
     }
     LibValue results[FAST_MAX];
@@ -937,22 +1076,16 @@ static PyObject *libentry_call(PyObject *obj, PyObject *args, PyObject *kwargs)
         long long shape[2] = { 0, 0 };
         /* unknown sizes and generic CAI arrays: the library allocates, the Python path wraps */
         if (d.framework == FW_CAI || !result_shape(r, &d, shape)) {
-            for (int j = 0; j < i; j++) {
-                Py_XDECREF(made[j]);
-            }
-            Py_INCREF(fallback_sentinel);
-            return fallback_sentinel;
+            release_all(made, i);
+            return decline(e, args, kwargs);
         }
         made[i] = alloc_result(e, d.framework, i, shape, r->rank, &v->data);
         if (!made[i]) {
-            for (int j = 0; j < i; j++) {
-                Py_XDECREF(made[j]);
-            }
+            release_all(made, i);
             if (PyErr_Occurred()) {   /* the framework's allocator failed */
                 return NULL;
             }
-            Py_INCREF(fallback_sentinel);   /* no allocator for this kind, or no address */
-            return fallback_sentinel;
+            return decline(e, args, kwargs);   /* no allocator for this kind, or no address */
         }
         v->shape[0] = shape[0];
         v->shape[1] = r->rank == 2 ? shape[1] : 0;
@@ -964,9 +1097,7 @@ static PyObject *libentry_call(PyObject *obj, PyObject *args, PyObject *kwargs)
     status = call(lib, d.stream, d.args, results);
     Py_END_ALLOW_THREADS
     if (status != 0) {
-        for (int i = 0; i < e->nresults; i++) {
-            Py_XDECREF(made[i]);
-        }
+        release_all(made, e->nresults);
         PyObject *r = PyObject_CallObject(e->on_error, NULL);   /* raises the library's message */
         if (r) {
             Py_DECREF(r);
@@ -976,9 +1107,7 @@ static PyObject *libentry_call(PyObject *obj, PyObject *args, PyObject *kwargs)
     }
     for (int i = 0; i < e->nresults; i++) {
         if (!made[i] && !(made[i] = scalar_object(&results[i]))) {
-            for (int j = 0; j < e->nresults; j++) {
-                Py_XDECREF(made[j]);
-            }
+            release_all(made, e->nresults);
             return NULL;
         }
     }
@@ -1037,9 +1166,82 @@ static int read_comps(PyObject *list, FastComp *out, int *n)
 
 static PyObject *libentry_type;   /* set by the module's init */
 
-/* LibEntry(call address, lib address, device, params, results, result_tuple, hooks, on_error) */
+/* Every object reference of e beyond the fallback, dropped (install again, clear, dealloc). */
+static void libentry_drop_hooks(LibEntryObject *e)
+{
+    Py_CLEAR(e->on_error);
+    Py_CLEAR(e->cupy_type);
+    Py_CLEAR(e->cupy_get_device);
+    Py_CLEAR(e->cupy_get_stream);
+    Py_CLEAR(e->torch_type);
+    Py_CLEAR(e->torch_empty);
+    Py_CLEAR(e->torch_stream);
+    Py_CLEAR(e->cai_device);
+    for (int k = 0; k < KIND_COUNT; k++) {
+        Py_CLEAR(e->cupy_dtypes[k]);
+        Py_CLEAR(e->torch_dtypes[k]);
+    }
+    for (int i = 0; i < FAST_MAX; i++) {
+        Py_CLEAR(e->torch_kw[i]);
+    }
+    e->ready = 0;
+    e->call = NULL;
+}
+
+/* hooks[name] as a new reference, or NULL (absent, or None). */
+static PyObject *hook(PyObject *hooks, const char *name)
+{
+    PyObject *v = PyDict_GetItemString(hooks, name);
+    if (!v || v == Py_None) {
+        return NULL;
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+/* A list of KIND_COUNT objects from hooks[name] into out (NULL entries where None). */
+static void hook_per_kind(PyObject *hooks, const char *name, PyObject **out)
+{
+    PyObject *list = PyDict_GetItemString(hooks, name);
+    for (int k = 0; list && PyList_Check(list) && k < KIND_COUNT && k < PyList_Size(list); k++) {
+        PyObject *v = PyList_GetItem(list, k);
+        if (v != Py_None) {
+            Py_INCREF(v);
+            out[k] = v;
+        }
+    }
+}
+
+/* LibEntry(fallback): what a CUDA module's entry attribute is (gpuc/_cudamodule.py
+ * subclasses it). Until install() every call goes to fallback(*args, **kwargs);
+ * with fallback None a declined call returns FALLBACK (the tests' decode-only use). */
 static PyObject *libentry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
+    PyObject *fallback = Py_None;
+    if (!PyArg_ParseTuple(args, "|O", &fallback)) {
+        return NULL;
+    }
+    if (fallback != Py_None && !PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "gpuc: LibEntry's fallback must be callable or None");
+        return NULL;
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+    LibEntryObject *e = (LibEntryObject *)alloc(type, 0);
+    if (!e) {
+        return NULL;
+    }
+    Py_INCREF(fallback);
+    e->fallback = fallback;
+    return (PyObject *)e;
+}
+
+/* install(call address, lib address, device, params, results, result_tuple, hooks, on_error):
+ * set the entry up for calls on one device. hooks (gpuc/_cudamodule.py framework_hooks):
+ * cupy_type, cupy_get_device, cupy_get_stream, cupy_dtypes (per kind), torch_type,
+ * torch_empty, torch_stream, torch_dtypes (per kind), torch_device, cai_device. */
+static PyObject *libentry_install(PyObject *obj, PyObject *args)
+{
+    LibEntryObject *e = (LibEntryObject *)obj;
     unsigned long long call, lib;
     int device, result_tuple;
     PyObject *params, *results, *hooks, *on_error;
@@ -1051,23 +1253,16 @@ static PyObject *libentry_new(PyTypeObject *type, PyObject *args, PyObject *kwar
         PyErr_SetString(PyExc_TypeError, "gpuc: LibEntry's hooks must be a dict and on_error callable");
         return NULL;
     }
-    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
-    LibEntryObject *e = (LibEntryObject *)alloc(type, 0);
-    if (!e) {
+    libentry_drop_hooks(e);
+    e->nparams = e->nresults = e->nslots = 0;
+    if (read_comps(params, e->params, &e->nparams) != 0 || read_comps(results, e->results, &e->nresults) != 0) {
         return NULL;
     }
-    e->call = (LibCall)(uintptr_t)call;
     e->lib = (void *)(uintptr_t)lib;
     e->device = device;
     e->result_tuple = result_tuple;
-    Py_INCREF(hooks);
-    e->hooks = hooks;
     Py_INCREF(on_error);
     e->on_error = on_error;
-    if (read_comps(params, e->params, &e->nparams) != 0 || read_comps(results, e->results, &e->nresults) != 0) {
-        Py_DECREF(e);
-        return NULL;
-    }
     for (int i = 0; i < e->nparams; i++) {
         for (int k = 0; k < e->params[i].rank; k++) {
             e->nslots = e->params[i].dims[k] + 1 > e->nslots ? e->params[i].dims[k] + 1 : e->nslots;
@@ -1079,41 +1274,66 @@ static PyObject *libentry_new(PyTypeObject *type, PyObject *args, PyObject *kwar
             e->nslots = e->results[i].dims[k] + 1 > e->nslots ? e->results[i].dims[k] + 1 : e->nslots;
         }
     }
-    /* the allocators' keyword arguments per result: cupy.empty(shape, dtype=),
-     * torch.empty(shape, dtype=, device=) */
-    static const char *const kw_hooks[2] = { "cupy_kwargs", "torch_kwargs" };   /* list: kind -> dict */
-    for (int f = 0; f < 2; f++) {
-        PyObject *per_kind = PyDict_GetItemString(hooks, kw_hooks[f]);
-        for (int i = 0; per_kind && i < e->nresults; i++) {
-            PyObject *kw = PySequence_GetItem(per_kind, e->results[i].kind);
-            if (!kw || !PyDict_Check(kw)) {
-                Py_XDECREF(kw);
-                PyErr_Clear();
-                continue;
-            }
-            e->result_kw[f][i] = kw;
+    e->cupy_type = hook(hooks, "cupy_type");
+    e->torch_type = hook(hooks, "torch_type");
+    if ((e->cupy_type && !PyType_Check(e->cupy_type)) || (e->torch_type && !PyType_Check(e->torch_type))) {
+        libentry_drop_hooks(e);
+        PyErr_SetString(PyExc_TypeError, "gpuc: LibEntry's cupy_type and torch_type must be types");
+        return NULL;
+    }
+    e->cupy_get_device = hook(hooks, "cupy_get_device");
+    e->cupy_get_stream = hook(hooks, "cupy_get_stream");
+    PyObject *ptds = PyDict_GetItemString(hooks, "cupy_ptds");
+    e->cupy_ptds = ptds && PyObject_IsTrue(ptds) == 1;
+    PyErr_Clear();
+    e->torch_empty = hook(hooks, "torch_empty");
+    e->torch_stream = hook(hooks, "torch_stream");
+    e->cai_device = hook(hooks, "cai_device");
+    hook_per_kind(hooks, "cupy_dtypes", e->cupy_dtypes);
+    hook_per_kind(hooks, "torch_dtypes", e->torch_dtypes);
+    PyObject *torch_device = PyDict_GetItemString(hooks, "torch_device");
+    for (int i = 0; torch_device && i < e->nresults; i++) {   /* torch.empty(shape, dtype=, device=) */
+        PyObject *dt = e->torch_dtypes[e->results[i].kind];
+        if (dt && !(e->torch_kw[i] = Py_BuildValue("{sOsO}", "dtype", dt, "device", torch_device))) {
+            libentry_drop_hooks(e);
+            return NULL;
         }
     }
-    return (PyObject *)e;
+    e->call = (LibCall)(uintptr_t)call;
+    e->ready = 1;
+    Py_RETURN_NONE;
+}
+
+static int libentry_traverse(PyObject *obj, visitproc visit, void *arg)
+{
+    LibEntryObject *e = (LibEntryObject *)obj;
+    Py_VISIT(Py_TYPE(obj));
+    Py_VISIT(e->fallback);
+    Py_VISIT(e->on_error);
+    return 0;
+}
+
+static int libentry_clear(PyObject *obj)
+{
+    LibEntryObject *e = (LibEntryObject *)obj;
+    Py_CLEAR(e->fallback);
+    libentry_drop_hooks(e);
+    return 0;
 }
 
 static void libentry_dealloc(PyObject *obj)
 {
-    LibEntryObject *e = (LibEntryObject *)obj;
-    Py_XDECREF(e->hooks);
-    Py_XDECREF(e->on_error);
-    for (int f = 0; f < 2; f++) {
-        for (int i = 0; i < FAST_MAX; i++) {
-            Py_XDECREF(e->result_kw[f][i]);
-        }
-    }
     PyTypeObject *type = Py_TYPE(obj);
+    PyObject_GC_UnTrack(obj);
+    libentry_clear(obj);
     freefunc tp_free = (freefunc)PyType_GetSlot(type, Py_tp_free);
     tp_free(obj);
     Py_DECREF(type);
 }
 
 static PyMethodDef libentry_methods[] = {
+    { "install", libentry_install, METH_VARARGS,
+      "install(call, lib, device, params, results, result_tuple, hooks, on_error): set up the C path" },
     { "decode", libentry_decode, METH_VARARGS, "decode(*args) -> FALLBACK or (framework, device, stream, values, sizes)" },
     { NULL, NULL, 0, NULL },
 };
@@ -1121,15 +1341,18 @@ static PyMethodDef libentry_methods[] = {
 static PyType_Slot libentry_slots[] = {
     { Py_tp_new, (void *)libentry_new },
     { Py_tp_dealloc, (void *)libentry_dealloc },
+    { Py_tp_traverse, (void *)libentry_traverse },
+    { Py_tp_clear, (void *)libentry_clear },
     { Py_tp_call, (void *)libentry_call },
     { Py_tp_methods, libentry_methods },
-    { Py_tp_doc, (void *)"LibEntry(call, lib, device, params, results, result_tuple, hooks, on_error): one entry of a "
-                        "--emit=lib library on one device, called without ctypes (see gpuc/_cudamodule.py)." },
+    { Py_tp_doc, (void *)"LibEntry(fallback): one entry of a --emit=lib library, called without ctypes once "
+                        "install()ed for a device, else through fallback (see gpuc/_cudamodule.py)." },
     { 0, NULL },
 };
 
 static PyType_Spec libentry_spec = {
-    "gpuc._gpuc.LibEntry", sizeof(LibEntryObject), 0, Py_TPFLAGS_DEFAULT, libentry_slots,
+    "gpuc._gpuc.LibEntry", sizeof(LibEntryObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    libentry_slots,
 };
 
 /* The interned attribute names and the FALLBACK sentinel. */
@@ -1138,8 +1361,10 @@ static int libentry_init_module(PyObject *m)
     struct { PyObject **slot; const char *text; } names[] = {
         { &str_cai, "__cuda_array_interface__" }, { &str_data, "data" }, { &str_shape, "shape" },
         { &str_strides, "strides" }, { &str_typestr, "typestr" }, { &str_stream, "stream" },
-        { &str_device, "device" }, { &str_id, "id" }, { &str_data_ptr, "data_ptr" }, { &str_stride, "stride" },
+        { &str_device, "device" }, { &str_id, "id" }, { &str_data_ptr, "data_ptr" },
         { &str_dtype, "dtype" }, { &str_get_device, "get_device" }, { &str_ptr, "ptr" },
+        { &str_device_id, "device_id" }, { &str_c_contiguous, "_c_contiguous" },
+        { &str_is_contiguous, "is_contiguous" },
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!(*names[i].slot = PyUnicode_InternFromString(names[i].text))) {
@@ -1163,6 +1388,7 @@ static PyMethodDef module_methods[] = {
     { "compile", py_compile, METH_VARARGS, "compile(emit, path, source, source_name, stdlib_dir, defines, lib_name, archs)" },
     { "load_program", py_load_program, METH_VARARGS, "load_program(path) -> Program" },
     { "version", py_version, METH_NOARGS, "the compiler's version" },
+    { "write_images", py_write_images, METH_VARARGS, "write_images(path, [(arch, bytes)]): images.h" },
     { NULL, NULL, 0, NULL },
 };
 

@@ -90,6 +90,46 @@ def test_library_built_once_and_cached_across_processes(tmp_path):
     assert second.stdout.split()[-1] == "0"     # opened from the cache: no cc, no NVRTC
 
 
+def test_images_h_is_the_compiler_librarys(tmp_path):
+    """images.h through _gpuc.write_images (compiler/images.c, the writer gpuc --emit=lib uses):
+    one string literal per image, 64 bytes a line, then the table in the given order."""
+    from gpuc import _gpuc
+    path = tmp_path / "images.h"
+    _gpuc.write_images(str(path), [("sm_90", bytes(range(65))), ("compute_90", b"")])
+    line0 = "".join("\\x%02x" % b for b in range(64))
+    assert path.read_text() == (
+        'static const char gpuc_image_0[] =\n"%s"\n"\\x40";\n'
+        'static const char gpuc_image_1[] = "";\n'
+        "static const GpucImage gpuc_images[] = {\n"
+        '    { "sm_90", gpuc_image_0, sizeof gpuc_image_0 - 1 },\n'
+        '    { "compute_90", gpuc_image_1, sizeof gpuc_image_1 - 1 },\n'
+        "};\n" % line0)
+    try:
+        _gpuc.write_images(str(tmp_path / "no" / "images.h"), [])
+        raise AssertionError("an unwritable path accepted")
+    except OSError as e:
+        assert "images.h" in str(e)
+
+
+def test_table_writes_given_scalars_on_the_device():
+    """The generated table thunk of an entry with a scalar result goes through gpuc_into_
+    when the caller gives the scalar's device memory (sync=False), and copies the waited
+    scalar there when it cannot (an unknown result size)."""
+    from gpuc import _gpuc
+    src = SAXPY + "entry both(x: i32[n]) -> (i32[_], i64) = (filter(|v| v > 0, x), 7i64);\n"
+    st, out, _, rendered, _ = _gpuc.compile("lib", None, src, "<string>", _paths.stdlib_dir(), [], "L", None)
+    assert st == 0, rendered
+    c = out["source"]
+    total = c[c.index("static GpucStatus gpuc_table_total("):]
+    total = total[:total.index("\n}\n")]
+    assert "g_st = gpuc_into_total(lib, &g_in0, results, &g_used);" in total
+    assert "if (g_st == GPUC_SUCCESS && g_given0) {" in total
+    both = c[c.index("static GpucStatus gpuc_table_both("):]
+    both = both[:both.index("\n}\n")]
+    assert "= gpuc_into_both(" not in both
+    assert "g_st = gpuc_memcpy_htod(lib->ctx, results[1].data, &g_out1, sizeof g_out1);" in both
+
+
 def test_load_a_library_built_by_the_gpuc_command(tmp_path):
     r = subprocess.run([_paths.bin_path(), "--emit=lib", str(conftest.EXAMPLES / "saxpy.gdsl"),
                         "-o", str(tmp_path / "libsax")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -248,6 +288,72 @@ def test_errors_name_things():
     # a non-contiguous CuPy array is copied, as NumPy ones are on the C backend
     x = cupy.arange(8, dtype=cupy.float32)[::2]
     assert m.saxpy(1.0, x, x).get().tolist() == [0.0, 4.0, 8.0, 12.0]
+
+
+def test_sync_false_keeps_scalars_on_the_device():
+    """sync=False: scalar results are 0-d device arrays of the arguments' framework, written on
+    the stream without a wait; with the default they are Python numbers."""
+    cupy = _need("cupy")
+    src = SAXPY + "entry both(x: i32[n]) -> (i32[_], i64) = (filter(|v| v > 0, x), 7i64);\n" \
+                  "entry stats(x: f64[n]) -> (f64, f64[n]) = (sum(x), map(|v| 2.0 * v, x));\n"
+    m = gpuc.compile(src, backend="cuda")
+    x = cupy.arange(1000, dtype=cupy.float64)
+    r = m.total(x, sync=False)
+    assert isinstance(r, cupy.ndarray) and r.shape == () and r.dtype == cupy.float64
+    assert float(r.get()) == 499500.0
+    assert m.total(x) == 499500.0 and isinstance(m.total(x), float)
+    s, doubled = m.stats(x, sync=False)
+    assert isinstance(s, cupy.ndarray) and float(s.get()) == 499500.0 and float(doubled[3].get()) == 6.0
+    evens, seven = m.both(cupy.asarray([-1, 2, 3], dtype=cupy.int32), sync=False)   # unknown size: copied
+    assert evens.get().tolist() == [2, 3] and isinstance(seven, cupy.ndarray) and int(seven.get()) == 7
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        y = cupy.ones(1 << 20, dtype=cupy.float64)
+        sums = [m.total(y, sync=False) for _ in range(3)]
+    stream.synchronize()
+    assert [float(v.get()) for v in sums] == [float(1 << 20)] * 3
+    try:
+        m.total(np.ones(3), sync=False)
+        raise AssertionError("sync=False without a device argument accepted")
+    except TypeError as e:
+        assert "total: sync=False keeps scalar results on the device" in str(e)
+    torch = _need("torch")
+    t = m.total(torch.ones(10, dtype=torch.float64, device="cuda"), sync=False)
+    assert isinstance(t, torch.Tensor) and t.is_cuda and t.dim() == 0 and float(t) == 10.0
+
+
+class _CaiOnly:
+    """A device array known only by __cuda_array_interface__ (as Numba's), over another one."""
+
+    def __init__(self, cai, keep=None):
+        self.__cuda_array_interface__ = cai
+        self.keep = keep
+
+
+def test_fast_path_and_cai_devices():
+    """After a first call the entry attribute is installed for the device (the C path); its
+    results match. A CAI-only array's device comes from its address; an address CUDA does not
+    know is a ValueError naming the entry."""
+    cupy = _need("cupy")
+    m = gpuc.compile(SAXPY, backend="cuda")
+    x = cupy.arange(16, dtype=cupy.float32)
+    assert m.saxpy(2.0, x, x).get().tolist() == (3 * np.arange(16)).tolist()
+    assert m.saxpy._fast_device == 0 and "cupy" in m.saxpy._fast_frameworks
+    for k in range(3):
+        assert m.saxpy(float(k), x, x).get().tolist() == ((k + 1) * np.arange(16)).tolist()
+    cai = _CaiOnly(x.__cuda_array_interface__, x)
+    ones = cupy.ones(5, dtype=cupy.float64)
+    assert m.total(_CaiOnly(ones.__cuda_array_interface__, ones)) == 5.0
+    r = m.saxpy(1.0, cai, cai)
+    assert np.asarray(cupy.asarray(r).get()).tolist() == (2 * np.arange(16)).tolist()
+    host = np.ones(4, np.float32)
+    bad = _CaiOnly({"shape": (4,), "typestr": "<f4", "data": (host.ctypes.data, False), "version": 3,
+                    "strides": None, "stream": None}, host)
+    try:
+        m.saxpy(1.0, bad, bad)
+        raise AssertionError("a host address accepted as device memory")
+    except ValueError as e:
+        assert "saxpy: the __cuda_array_interface__ address" in str(e), e
 
 
 def test_template_instances():

@@ -29,11 +29,6 @@ def _random(kind, shape, rng):
     return rng.integers(0, 4, shape).astype(dt)   # small: mostly valid indices and counts
 
 
-# Index parameters of the examples' scatters: with repeated indices which
-# value wins is unspecified, so the backends may differ.
-DISTINCT = ("perm", "idx")
-
-
 def _inputs(entry, rng):
     """(Python arguments, their components in order) for one call of entry."""
     dims = set()
@@ -50,12 +45,12 @@ def _inputs(entry, rng):
         parts = []
         for _, kind, d in _types.leaves(t):
             shape = tuple(_size(x) for x in d)
-            if pname in DISTINCT and len(shape) == 1 and _types.DTYPES[kind].kind == "i":
-                # scatter indices: distinct, so which write wins is specified
-                # (docs/language.md); a permutation for `perm`, some out of range for `idx`
-                k = shape[0]
-                v = rng.permutation(k) if pname == "perm" else rng.permutation(2 * k)[:k]
-                parts.append(v.astype(_types.DTYPES[kind]))
+            if len(shape) == 1 and _types.DTYPES[kind].kind == "i":
+                # any signed integer vector may be a scatter's or a gather's
+                # indices: distinct (with repeated indices which write wins is
+                # unspecified, docs/language.md, so the backends may differ)
+                # and valid for an array of its length: a permutation
+                parts.append(rng.permutation(shape[0]).astype(_types.DTYPES[kind]))
                 continue
             parts.append(_random(kind, shape, rng))
         comps.extend(parts)

@@ -127,6 +127,30 @@ def usable():
     return _usable
 
 
+_libcuda = None
+
+
+def pointer_device(ptr, what="gpuc"):
+    """The ordinal of the device a device address belongs to (the driver's
+    cuPointerGetAttribute, DEVICE_ORDINAL: what a __cuda_array_interface__
+    object does not say). ValueError when CUDA does not know the address."""
+    global _libcuda
+    if not usable():
+        from . import Error
+        raise Error("%s: the CUDA backend needs a GPU (libcuda did not load or no device)" % what)
+    if _libcuda is None:
+        lib = ctypes.CDLL("libcuda.so.1")    # loaded and initialised by the runtime (usable)
+        lib.cuPointerGetAttribute.restype = ctypes.c_int
+        lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
+        _libcuda = lib
+    ordinal = ctypes.c_int(-1)
+    st = _libcuda.cuPointerGetAttribute(ctypes.byref(ordinal), 9, ptr)   # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    if st != 0 or ordinal.value < 0:
+        raise ValueError("%s: the __cuda_array_interface__ address 0x%x is not device memory CUDA knows "
+                         "(cuPointerGetAttribute: error %d)" % (what, ptr, st))
+    return ordinal.value
+
+
 def device_arch(device=0):
     """sm_XY of a device (raises gpuc.Error without a GPU)."""
     rt = runtime()
@@ -143,29 +167,26 @@ LIB_NAME = "gpuc_py"
 _CFLAGS = ["-std=c11", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w"]
 
 
-def _images_h(cuda_source, archs):
-    """images.h as gpuc --emit=lib writes it: a cubin per arch, then PTX of the newest."""
+def _write_images(path, cuda_source, archs):
+    """images.h as gpuc --emit=lib writes it (the compiler library's writer,
+    compiler/images.c): a cubin per arch, then PTX of the newest."""
+    from . import _gpuc
     rt = runtime()
     names = list(archs) + ["compute_" + max(archs, key=lambda a: int(a[3:]))[3:]]
-    lines = []
+    images = []
     opts = (ctypes.c_char_p * 1)(b"-lineinfo")
-    for i, arch in enumerate(names):
+    libc = ctypes.CDLL(None)
+    for arch in names:
         image, size, log = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_char_p()
         st = rt.gpuc_compile_cuda_to_image(cuda_source.encode(), arch.encode(), opts, 1, ctypes.byref(image),
                                            ctypes.byref(size), ctypes.byref(log))
         if st != 0:
             raise _rt_error("NVRTC could not compile the kernels for %s (a gpuc bug)" % arch, st)
-        data = ctypes.string_at(image, size.value)
-        libc = ctypes.CDLL(None)
+        images.append((arch, ctypes.string_at(image, size.value)))
         libc.free(image)
         if log:
             libc.free(log)
-        body = "".join("\n\"%s\"" % "".join("\\x%02x" % c for c in data[k:k + 64]) for k in range(0, len(data), 64))
-        lines.append("static const char gpuc_image_%d[] =%s;" % (i, body or " \"\""))
-    lines.append("static const GpucImage gpuc_images[] = {")
-    lines += ["    { \"%s\", gpuc_image_%d, sizeof gpuc_image_%d - 1 }," % (a, i, i) for i, a in enumerate(names)]
-    lines.append("};")
-    return "\n".join(lines) + "\n"
+    _gpuc.write_images(path, images)
 
 
 def build(lib_source, header, cuda_source, manifest, arch):
@@ -183,10 +204,10 @@ def build(lib_source, header, cuda_source, manifest, arch):
         return target
     os.makedirs(directory, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="gpuc-build-", dir=directory) as tmp:
-        for name, text in [(LIB_NAME + ".c", lib_source), (LIB_NAME + ".h", header),
-                           ("images.h", _images_h(cuda_source, [arch]))]:
+        for name, text in [(LIB_NAME + ".c", lib_source), (LIB_NAME + ".h", header)]:
             with open(os.path.join(tmp, name), "w") as f:
                 f.write(text)
+        _write_images(os.path.join(tmp, "images.h"), cuda_source, [arch])
         out = os.path.join(tmp, "lib.so")
         cmd = argv + flags + ["-I" + tmp, "-DGPUC_IMAGES=\"images.h\"", os.path.join(tmp, LIB_NAME + ".c"),
                               "-o", out] + link
@@ -285,8 +306,9 @@ def _torch_dtype_name(t):
 
 class DeviceArray:
     """One device array argument or result: address, dtype, shape, where it
-    came from (framework 'cupy', 'torch', or 'cai'), device, stream, and the
-    object that keeps its memory alive."""
+    came from (framework 'cupy', 'torch', 'dlpack' or 'cai'), device (None
+    for 'cai' until the call asks pointer_device), stream, and the object
+    that keeps its memory alive."""
 
     def __init__(self, ptr, dtype, shape, framework, device, stream, owner, contiguous=True, dtype_text=None):
         self.ptr, self.dtype, self.shape = ptr, dtype, tuple(shape)
@@ -352,6 +374,13 @@ def _torch_stream(torch, device):
     return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
 
+def cupy_ptds():
+    """Whether CuPy's null stream is the per-thread default stream (its
+    CUPY_CUDA_PER_THREAD_DEFAULT_STREAM, read at import as CuPy does): its
+    stream pointer 0 then means CU_STREAM_PER_THREAD (2), not the legacy one."""
+    return os.environ.get("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM", "0") not in ("", "0")
+
+
 def device_view(value):
     """A DeviceArray for a device array object (CuPy, PyTorch on CUDA, any
     __cuda_array_interface__ or CUDA __dlpack__), or None for anything else."""
@@ -365,15 +394,16 @@ def device_view(value):
                            _torch_stream(torch, dev), value, value.is_contiguous(), str(value.dtype))
     if mod.startswith("cupy"):
         import cupy
+        stream = cupy.cuda.get_current_stream().ptr
         return DeviceArray(value.data.ptr, value.dtype, value.shape, "cupy", value.device.id,
-                           cupy.cuda.get_current_stream().ptr, value, value.flags.c_contiguous)
+                           2 if stream == 0 and cupy_ptds() else stream, value, value.flags.c_contiguous)
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         dt = np.dtype(cai["typestr"])
         stream = cai.get("stream") or 0
         stream = 0 if stream == 1 else stream     # 1: the legacy default stream; 2: per-thread (a valid handle)
-        device = 0
-        return DeviceArray(cai["data"][0], dt, cai["shape"], "cai", device, stream, value,
+        # the device is looked up from the address when the call runs (pointer_device)
+        return DeviceArray(cai["data"][0], dt, cai["shape"], "cai", None, stream, value,
                            _c_contiguous(cai["shape"], cai.get("strides"), dt.itemsize))
     if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
         return _from_dlpack(value)

@@ -4,11 +4,13 @@ device arrays as gpuc/_cuda.py DeviceArrays), fills GpucLibValues, calls the
 library's thunk on the framework's current stream (ctypes releases the GIL)
 and builds the results as arrays of the arguments' framework.
 
-The hot path: after an entry's first call on CuPy or torch arrays, its
-module attribute holds a gpuc._gpuc.LibEntry (python/src/_gpuc.c) that does
-all of the above in C for positional calls on contiguous device arrays of one
-framework and Python numbers; on anything else it answers FALLBACK before
-running anything and the Python path below takes the call."""
+The hot path: an entry's module attribute is a gpuc._gpuc.LibEntry
+(python/src/_gpuc.c; a _FastFunction here). After the entry's first call on
+CuPy or torch arrays it is installed for that device and does all of the
+above in C for positional calls on contiguous device arrays of one framework
+and Python numbers; on anything else it declines before running anything and
+calls the Python path below (Entry.__call__) itself, with no Python frame in
+between on the hot path."""
 
 import ctypes
 import json
@@ -90,16 +92,24 @@ class CudaModule(Module):
             entry = Entry(self, i, ename, params, result, lines.get(ename))
             self.entries[ename] = entry
             self._calls.append(call)
-            fn = type(ename, (_FastFunction,), {"__doc__": entry.doc()})(entry)
+            fn = type(ename, (_FastFunction,), {"__doc__": entry.doc()})(entry)   # LibEntry(fallback=entry)
             self._functions.append(fn)
             if not hasattr(type(self), ename):
                 setattr(self, ename, fn)
 
     def _run(self, entry, comps, sizes, out=None, sync=True):
-        if not sync:
-            raise TypeError("%s: sync=False is not supported yet (scalar results are returned after a wait)"
-                            % entry.name)
         views = [c for c in comps if isinstance(c, _cuda.DeviceArray)]
+        if not sync and not views and any(not dims for _, _, dims in entry.result_leaves):
+            raise TypeError("%s: sync=False keeps scalar results on the device as 0-d arrays of the arguments' "
+                            "framework: it needs a device array argument (CuPy, torch, __cuda_array_interface__)"
+                            % entry.name)
+        for v in views:   # __cuda_array_interface__ objects: the device of their address
+            if v.device is None and v.ptr:
+                v.device = _cuda.pointer_device(v.ptr, entry.name)
+        known = [v.device for v in views if v.device is not None]
+        for v in views:   # an empty one has no address: any device
+            if v.device is None:
+                v.device = known[0] if known else 0
         first = views[0] if views else None
         device = first.device if first else 0
         stream = first.stream if first else 0
@@ -140,8 +150,13 @@ class CudaModule(Module):
                 r = results[i]
                 r.kind, r.rank = _KIND[kind], len(dims)
                 known = [sizes.get(d) for d in dims]
-                if not dims:
+                if not dims and sync:
                     made.append(None)
+                    continue
+                if not dims:   # sync=False: the scalar is written to a 0-d device array, no wait
+                    array, ptr = self._device_scalar(first, kind, ctx)
+                    r.data = ptr
+                    made.append(array)
                     continue
                 if out_views is not None:
                     v = out_views[i]
@@ -167,6 +182,9 @@ class CudaModule(Module):
             for i, (_, kind, dims) in enumerate(leaves):
                 r = results[i]
                 dt = _types.DTYPES[kind]
+                if not dims and made[i] is not None:
+                    values.append(made[i])
+                    continue
                 if not dims:
                     values.append(np.array(getattr(r.scalar, "b" if kind == "bool" else kind), dtype=dt))
                     continue
@@ -190,7 +208,7 @@ class CudaModule(Module):
                 rt.gpuc_mem_free(ctx, p)
         if out is None and first is not None and first.framework in ("cupy", "torch"):
             fn = self._functions[entry.index]
-            if fn._fast is None or first.framework not in fn._fast_frameworks:
+            if fn._fast_device != device or first.framework not in fn._fast_frameworks:
                 self._install_fast(entry, fn, device, lib)
         if out is not None:
             return out
@@ -201,6 +219,8 @@ class CudaModule(Module):
         Python path succeeded there), for the frameworks imported so far."""
         spec = fast_spec(entry)
         if spec is None:
+            fn._fast_device = device
+            fn._fast_frameworks = frozenset(("cupy", "torch"))   # never: the C path cannot take this entry
             return
         params, results, result_tuple = spec
         hooks = framework_hooks(device)
@@ -210,8 +230,24 @@ class CudaModule(Module):
             raise ExecutionError(name, library.message())
 
         call = ctypes.cast(self._calls[entry.index], ctypes.c_void_p).value
-        fn._fast = _ext().LibEntry(call, lib.value or 0, device, params, results, result_tuple, hooks, on_error)
+        fn.install(call, lib.value or 0, device, params, results, result_tuple, hooks, on_error)
+        fn._fast_device = device
         fn._fast_frameworks = {f for f in ("cupy", "torch") if f + "_type" in hooks}
+
+    def _device_scalar(self, like, kind, ctx):
+        """(0-d device array, its address) for a scalar result kept on the
+        device: of like's framework (CuPy, torch), else a DeviceBuffer."""
+        if like.framework in ("cupy", "torch"):
+            array = _empty(like, kind, ())
+            return array, array.data.ptr if like.framework == "cupy" else array.data_ptr()
+        rt = _cuda.runtime()
+        dt = _types.DTYPES[kind]
+        ptr = ctypes.c_uint64(0)
+        st = rt.gpuc_mem_alloc(ctx, dt.itemsize, ctypes.byref(ptr))
+        if st != 0:
+            raise _cuda._rt_error("allocating a scalar result on the device", st)
+        _, lib = self._library.handle(like.device)
+        return _cuda.DeviceBuffer(self._library, lib, ptr.value, dt, ()), ptr.value
 
     def _check_arch(self, device):
         """Once, before the first call of a module compiled for "the device's
@@ -247,28 +283,18 @@ class CudaModule(Module):
         return comps
 
 
-class _FastFunction(EntryFunction):
-    """A CUDA module's entry attribute: the LibEntry when it has one and it
-    takes the call, else the Python path (Entry.__call__)."""
-
-    _fast = None                  # a gpuc._gpuc.LibEntry, set by CudaModule._install_fast
-    _fast_frameworks = frozenset()
-
-    def __call__(self, *args, **kwargs):
-        fast = self._fast
-        if fast is not None and not kwargs:
-            r = fast(*args)
-            if r is not _FALLBACK:
-                return r
-        return self.entry(*args, **kwargs)
-
-
 def _ext():
     from . import _gpuc
     return _gpuc
 
 
-_FALLBACK = _ext().FALLBACK
+class _FastFunction(_ext().LibEntry, EntryFunction):
+    """A CUDA module's entry attribute: a LibEntry whose fallback is the
+    Entry (the Python path), with EntryFunction's help, repr and template
+    subscript. Calls go straight to LibEntry's C call (it comes first)."""
+
+    _fast_device = None           # the device install() was last called for
+    _fast_frameworks = frozenset()
 
 
 def fast_spec(entry):
@@ -317,26 +343,28 @@ def fast_spec(entry):
 
 
 def framework_hooks(device):
-    """What LibEntry needs of CuPy and torch (those already imported): their
-    array types, allocators with per-kind keyword arguments, torch's dtype ->
-    kind table and raw current stream, CuPy's current device."""
-    hooks = {}
+    """What LibEntry.install needs of CuPy and torch (those already imported):
+    their array types (cupy.ndarray is also the allocator: ndarray(shape,
+    dtype) is what cupy.empty calls), the dtypes per kind, CuPy's current
+    device and stream, torch.empty, the result device and torch's raw current
+    stream; and for other __cuda_array_interface__ objects, the device of an
+    address."""
+    hooks = {"cai_device": _cuda.pointer_device}
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         hooks["cupy_type"] = cupy.ndarray
-        hooks["cupy_empty"] = cupy.empty
-        hooks["cupy_kwargs"] = [{"dtype": _types.DTYPES[k]} for k in _types.KINDS]
-        hooks["cupy_device"] = cupy.cuda.runtime.getDevice
+        hooks["cupy_dtypes"] = [_types.DTYPES[k] for k in _types.KINDS]
+        hooks["cupy_get_device"] = cupy.cuda.runtime.getDevice
+        hooks["cupy_get_stream"] = cupy.cuda.get_current_stream
+        hooks["cupy_ptds"] = _cuda.cupy_ptds()
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "Tensor"):
         names = {"bool": "bool", "i32": "int32", "i64": "int64", "u32": "uint32", "u64": "uint64",
                  "f32": "float32", "f64": "float64"}
-        dtypes = [getattr(torch, names[k], None) for k in _types.KINDS]
-        dev = torch.device("cuda", device)
         hooks["torch_type"] = torch.Tensor
         hooks["torch_empty"] = torch.empty
-        hooks["torch_kwargs"] = [{"dtype": t, "device": dev} if t is not None else None for t in dtypes]
-        hooks["torch_kinds"] = {t: i for i, t in enumerate(dtypes) if t is not None}
+        hooks["torch_dtypes"] = [getattr(torch, names[k], None) for k in _types.KINDS]
+        hooks["torch_device"] = torch.device("cuda", device)
         hooks["torch_stream"] = lambda d: _cuda._torch_stream(torch, d)
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         if raw is not None:
@@ -386,7 +414,8 @@ def _unflatten(t, values, device):
 def _unflatten_device(t, comps):
     """As _types.unflatten, with arrays of structs as dicts of device arrays."""
     if isinstance(t, _types.Scalar):
-        return comps.pop(0)[()].item()
+        v = comps.pop(0)
+        return v[()].item() if isinstance(v, np.ndarray) else v    # else sync=False's 0-d device array
     if isinstance(t, _types.Array) and isinstance(t.elem, _types.Scalar):
         return comps.pop(0)
     if isinstance(t, _types.Array) and isinstance(t.elem, _types.Struct):
