@@ -5,7 +5,8 @@
 #
 #   bench/try_scan.sh             build, check, time, print the table (under 3 minutes)
 #   bench/try_scan.sh --prepare   on the build machine: generate into bench/gen/try_scan/
-#                                 what the GPU run would otherwise generate itself
+#                                 what the GPU run generates itself, for a GPU
+#                                 machine where gpuc cannot run
 #
 # It:
 #   1. generates the CUDA C of bench/try_scan.gdsl (the bench entries and a
@@ -45,14 +46,14 @@ T0=$(date +%s)
 say() { echo "[try_scan $(($(date +%s) - T0))s] $*" >&2; }
 export PATH=$PATH:/usr/local/cuda/bin
 
-# ---- 1. generate (or take what --prepare left) ----
-if [ -f "$PREP/try_scan.cu.gen" ] && [ -f "$PREP/libscanb.so" ]; then
-  GEN=$PREP
-  say "using $PREP"
-else
-  GEN=$WORK
-  say "generating with $GPUC"
-  if ! generate "$GEN" >"$RES/generate.log" 2>&1; then
+# ---- 1. generate here (or, where gpuc cannot, take what --prepare left) ----
+GEN=$WORK
+say "generating with $GPUC"
+if ! generate "$GEN" >"$RES/generate.log" 2>&1; then
+  if [ -f "$PREP/try_scan.cu.gen" ] && [ -f "$PREP/libscanb.so" ]; then
+    GEN=$PREP
+    say "generation failed here (generate.log); using $PREP from --prepare"
+  else
     cat "$RES/generate.log" >&2
     say "FAIL: generation"
     exit 1

@@ -561,8 +561,10 @@ void emit_scan(CuEmit *c, IrKernel *k) {
             apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
             at += ops[q].arity;
         }
+        /* no barrier before the output staging overwrites the input staging:
+         * every thread read its inputs (phase 2) before the barrier after
+         * phase 3, and has passed the one after the look-back since */
         be_line(b, "/* phase 5: each item's prefix, the post map, outputs staged for coalesced stores */");
-        be_line(b, "__syncthreads();");
         int sw = ir_stmt_scan_width(s);
         int off2 = 0;
         for (int j = 0; j < nout; j++) {
