@@ -190,6 +190,21 @@ void cuda_device_prelude(BeBuf *b) {
         "}\n"
         "/* a slot of a scan's shared staging with one pad element per 2^s, so that\n"
         " * a warp reading consecutive items per thread avoids bank conflicts */\n"
-        "__device__ __forceinline__ int gpuc_pad(int i, int s) { return i + (i >> s); }\n\n");
+        "__device__ __forceinline__ int gpuc_pad(int i, int s) { return i + (i >> s); }\n"
+        "/* a scan's staging addressed by 32-bit shared-window offsets: NVRTC computes\n"
+        " * shared addresses in 64 bits where nvcc uses 32 (104 registers against 64\n"
+        " * for an f32 scan of 128 x 40, half the blocks per SM) */\n"
+        "__device__ __forceinline__ unsigned gpuc_smem32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }\n"
+        "#define GPUC_SHARED_LS(S, T, PT, C, R) \\\n"
+        "__device__ __forceinline__ void gpuc_sts_##S(unsigned a, T v) { asm volatile(\"st.shared.\" PT \" [%%0], %%1;\" :: \"r\"(a), C((R)v) : \"memory\"); } \\\n"
+        "__device__ __forceinline__ T gpuc_lds_##S(unsigned a) { R v; asm volatile(\"ld.shared.\" PT \" %%0, [%%1];\" : \"=\" C(v) : \"r\"(a) : \"memory\"); return (T)v; }\n"
+        "GPUC_SHARED_LS(i32, int32_t, \"s32\", \"r\", int32_t)\n"
+        "GPUC_SHARED_LS(u32, uint32_t, \"u32\", \"r\", uint32_t)\n"
+        "GPUC_SHARED_LS(i64, int64_t, \"s64\", \"l\", int64_t)\n"
+        "GPUC_SHARED_LS(u64, uint64_t, \"u64\", \"l\", uint64_t)\n"
+        "GPUC_SHARED_LS(f32, float, \"f32\", \"f\", float)\n"
+        "GPUC_SHARED_LS(f64, double, \"f64\", \"d\", double)\n"
+        "__device__ __forceinline__ void gpuc_sts_bool(unsigned a, bool v) { asm volatile(\"st.shared.u8 [%%0], %%1;\" :: \"r\"(a), \"r\"((unsigned)v) : \"memory\"); }\n"
+        "__device__ __forceinline__ bool gpuc_lds_bool(unsigned a) { unsigned v; asm volatile(\"ld.shared.u8 %%0, [%%1];\" : \"=r\"(v) : \"r\"(a) : \"memory\"); return v != 0u; }\n\n");
 }
 

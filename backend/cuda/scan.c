@@ -119,12 +119,38 @@ static void publish(CuEmit *c, int word, const IrScalar *wt, int W, const char *
     }
 }
 
-/* Shared staging of one scalar array of the tile: one pad element per 128
- * bytes (gpuc_pad), its bytes rounded up to 16. */
+/* Shared staging of one scalar array of the tile (items of them), its bytes
+ * rounded up to 16. A warp reads it blocked (lane l: slots l * I .. l * I +
+ * I - 1) and writes it striped (consecutive slots). With I odd and values of
+ * 4 or 8 bytes the blocked reads fall in distinct banks as they are, and
+ * every slot a thread touches is its base address plus a constant (no
+ * address arithmetic per item, no address registers kept across the
+ * look-back); otherwise one pad element per 128 bytes (gpuc_pad, shift
+ * pad_shift) breaks the conflicts. */
+static bool padded(IrScalar t, int I) { return I % 2 == 0 || ir_scalar_size(t) < 4; }
 static int pad_shift(IrScalar t) { return ir_scalar_size(t) == 8 ? 4 : 5; }
-static int staging_bytes(IrScalar t, int items) {
-    int n = items + (items >> pad_shift(t));
+static int staging_bytes(IrScalar t, int I, int items) {
+    int n = items + (padded(t, I) ? items >> pad_shift(t) : 0);
     return (ir_scalar_size(t) * n + 15) & ~15;
+}
+
+/* The 32-bit shared address of slot `slot` (before padding) of the staging
+ * array whose address is `arr` (gpuc_smem32: see the prelude for why). */
+static char *staged(CuEmit *c, const char *arr, IrScalar t, int I, const char *slot) {
+    if (!padded(t, I)) { return be_strf(&c->x, "%s + %du * (unsigned)(%s)", arr, ir_scalar_size(t), slot); }
+    return be_strf(&c->x, "%s + %du * (unsigned)gpuc_pad(%s, %d)", arr, ir_scalar_size(t), slot, pad_shift(t));
+}
+
+/* A store of v into slot `slot` of the staging array g_<arr><j> of type t. */
+static void stage_store(CuEmit *c, const char *arr, int j, IrScalar t, int I, const char *slot, const char *v) {
+    const char *a = be_strf(&c->x, "g_%s%d", arr, j);
+    be_line(c->b, "gpuc_sts_%s(%s, %s);", ir_scalar_name(t), staged(c, a, t, I, slot), v);
+}
+
+/* A load of slot `slot` of the staging array g_<arr><j> of type t. */
+static char *stage_load(CuEmit *c, const char *arr, int j, IrScalar t, int I, const char *slot) {
+    const char *a = be_strf(&c->x, "g_%s%d", arr, j);
+    return be_strf(&c->x, "gpuc_lds_%s(%s)", ir_scalar_name(t), staged(c, a, t, I, slot));
 }
 
 /* Phase 1 of a scan, U unrolled copies of one item each (in a
@@ -157,7 +183,7 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
         const char **res = map_body(c, s, "g_i");
         for (int j = 0; j < ns; j++) {
             if (full) { be_line(b, "g_r%d_%d = %s;", j, u, res[j]); }
-            else { be_line(b, "g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), res[j]); }
+            else { stage_store(c, "st", j, wt[j], I, "g_slot", res[j]); }
         }
         /* mapped outputs taken over by fusion: written here, coalesced */
         int nmap = ir_stmt_nmapped(s);
@@ -168,7 +194,9 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
         if (!full) {
             b->indent--;
             be_line(b, "} else {");
-            for (int j = 0; j < ns; j++) { be_line(b, "    g_st%d[gpuc_pad(g_slot, %d)] = %s;", j, pad_shift(wt[j]), ne[j]); }
+            b->indent++;
+            for (int j = 0; j < ns; j++) { stage_store(c, "st", j, wt[j], I, "g_slot", ne[j]); }
+            b->indent--;
             be_line(b, "}");
         }
         b->indent--;
@@ -177,7 +205,7 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
     if (full) {
         for (int u = 0; u < U; u++) {
             const char *slot = I > U ? be_strf(&c->x, "(g_u + %d) * %d + threadIdx.x", u, B) : be_strf(&c->x, "%d + threadIdx.x", u * B);
-            for (int j = 0; j < ns; j++) { be_line(b, "g_st%d[gpuc_pad(%s, %d)] = g_r%d_%d;", j, slot, pad_shift(wt[j]), j, u); }
+            for (int j = 0; j < ns; j++) { stage_store(c, "st", j, wt[j], I, slot, be_strf(&c->x, "g_r%d_%d", j, u)); }
         }
     }
     if (I > U) { b->indent--; be_line(b, "}"); }
@@ -243,9 +271,9 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     /* shared staging of a scan: its inputs, then its outputs (a filter has none) */
     int nv = filter ? s->nouts - 1 : 0;
     int in_bytes = 0, out_bytes = 0;
-    for (int j = 0; j < W; j++) { in_bytes += staging_bytes(wt[j], B * I); }
+    for (int j = 0; j < W; j++) { in_bytes += staging_bytes(wt[j], I, B * I); }
     int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
-    for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, B * I); }
+    for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, I, B * I); }
     int smem = in_bytes > out_bytes ? in_bytes : out_bytes;
     /* where shared memory limits the blocks per SM (227 KiB, 1 KiB reserved
      * per block, on sm_80/sm_90) to a number that still leaves 72 registers a
@@ -264,7 +292,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     if (filter) {
         be_line(b, "/* tile of %d threads x %d items, no shared staging */", B, I);
     } else {
-        be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging (padded) */", B, I, smem);
+        be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging%s */", B, I, smem, padded(wt[0], I) ? " (padded)" : "");
         be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
     }
     for (int j = 0; j < W; j++) {
@@ -278,9 +306,10 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_base = g_tile * %d;", B * I);
     /* staging arrays */
     int off = 0;
+    if (!filter) { be_line(b, "const unsigned g_sm = gpuc_smem32(g_smem);"); }
     for (int j = 0; !filter && j < W; j++) {
-        be_line(b, "%s *g_st%d = (%s *)(g_smem + %d);", ct(wt[j]), j, ct(wt[j]), off);
-        off += staging_bytes(wt[j], B * I);
+        be_line(b, "const unsigned g_st%d = g_sm + %du;", j, off);
+        off += staging_bytes(wt[j], I, B * I);
     }
     /* the neutral elements */
     char **ne = calloc((size_t)W + 1, sizeof *ne);
@@ -339,7 +368,8 @@ void emit_scan(CuEmit *c, IrKernel *k) {
         be_line(b, "__syncthreads();");
         be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
         for (int u = 0; u < I; u++) {
-            for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = g_st%d[gpuc_pad(threadIdx.x * %d + %d, %d)];", ct(wt[j]), j, u, j, I, u, pad_shift(wt[j])); }
+            const char *slot = be_strf(&c->x, "threadIdx.x * %d + %d", I, u);
+            for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), j, u, stage_load(c, "st", j, wt[j], I, slot)); }
         }
         /* per-scan operator views */
         for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), agg[j], ne[j]); }
@@ -531,13 +561,15 @@ void emit_scan(CuEmit *c, IrKernel *k) {
             apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
             at += ops[q].arity;
         }
+        /* no barrier before the output staging overwrites the input staging:
+         * every thread read its inputs (phase 2) before the barrier after
+         * phase 3, and has passed the one after the look-back since */
         be_line(b, "/* phase 5: each item's prefix, the post map, outputs staged for coalesced stores */");
-        be_line(b, "__syncthreads();");
         int sw = ir_stmt_scan_width(s);
         int off2 = 0;
         for (int j = 0; j < nout; j++) {
-            be_line(b, "%s *g_so%d = (%s *)(g_smem + %d);", ct(s->outs[j]->elem), j, ct(s->outs[j]->elem), off2);
-            off2 += staging_bytes(s->outs[j]->elem, B * I);
+            be_line(b, "const unsigned g_so%d = g_sm + %du;", j, off2);
+            off2 += staging_bytes(s->outs[j]->elem, I, B * I);
         }
         for (int u = 0; u < I; u++) {
             be_line(b, "{");
@@ -571,10 +603,10 @@ void emit_scan(CuEmit *c, IrKernel *k) {
             if (s->post) {
                 const char **pr = calloc((size_t)s->post->nres + 1, sizeof *pr);
                 be_lambda(&c->x, s->post, val, pr);
-                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[gpuc_pad(threadIdx.x * %d + %d, %d)] = %s;", j, I, u, pad_shift(s->outs[j]->elem), pr[j]); }
+                for (int j = 0; j < nout; j++) { stage_store(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "threadIdx.x * %d + %d", I, u), pr[j]); }
                 free(pr);
             } else {
-                for (int j = 0; j < nout; j++) { be_line(b, "g_so%d[gpuc_pad(threadIdx.x * %d + %d, %d)] = %s;", j, I, u, pad_shift(s->outs[j]->elem), val[j]); }
+                for (int j = 0; j < nout; j++) { stage_store(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "threadIdx.x * %d + %d", I, u), val[j]); }
             }
             free(val);
             b->indent--;
@@ -584,7 +616,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
         for (int u = 0; u < I; u++) {
             be_line(b, "if (g_base + %d + threadIdx.x < %s) {", u * B, n);
             for (int j = 0; j < nout; j++) {
-                be_line(b, "    %s[g_base + %d + threadIdx.x] = g_so%d[gpuc_pad(%d + threadIdx.x, %d)];", be_vname(s->outs[j]), u * B, j, u * B, pad_shift(s->outs[j]->elem));
+                be_line(b, "    %s[g_base + %d + threadIdx.x] = %s;", be_vname(s->outs[j]), u * B, stage_load(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "%d + threadIdx.x", u * B)));
             }
             be_line(b, "}");
         }

@@ -13,6 +13,7 @@ kernels = text[start:end]
 kernels = re.sub(r"/\*.*?\*/", "", kernels, flags=re.S)
 kernels = re.sub(r"struct __align__\(16\) gpuc_v16_f64 \{ double v\[2\]; \};", "", kernels)
 kernels = re.sub(r"GPUC_SHFL\(double\)", "", kernels)
+kernels = re.sub(r"GPUC_SHARED_LS\(f64, double, \"f64\", \"d\", double\)", "", kernels)
 bad = []
 for m in re.finditer(r"(?<![\w.])(\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)(?![\w.])", kernels):
     bad.append("double literal " + m.group(1))
