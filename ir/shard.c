@@ -1,0 +1,240 @@
+/* shard.c: the sharded form of every entry (docs/sharding.md).
+ *
+ * requires: the fused IR (after ir_run_pipeline); preserves: ssa.
+ * Runs only for sharded output (--emit=c-shard), after the plain entries
+ * were emitted, since it rewrites the entries in place.
+ *
+ * 1. The sharded sizes: a size variable that is the first dimension of an
+ *    array parameter and no later dimension of any parameter. Statements are
+ *    visited in order; a filter over a sharded width makes its count a
+ *    sharded size too (its result stays split over the ranks).
+ * 2. Checks, with an error at the statement's line for each construct that
+ *    reads or writes across shards: reads x[j] of a sharded array other than
+ *    at the element's own index, scatters touching sharded arrays, column
+ *    reductions over sharded rows, sharded sizes as column counts.
+ * 3. Rewrites: own-index reads x[i] become elementwise inputs; each sharded
+ *    size gets a local and an offset value; loop widths and array
+ *    dimensions use the local value, while scalar uses (`n as f64`) keep the
+ *    global one; the statements over shards are marked `sharded`, which is
+ *    where a backend puts the local part and the combine (reductions, scans,
+ *    filters).
+ */
+#include "ir.h"
+
+#include "frontend.h"
+
+#include <string.h>
+
+typedef struct {
+    IrModule *m;
+    IrEntry *e;
+    int nglobal;
+    IrValue **global;   /* the sharded sizes found so far */
+    bool ok;
+} Shard;
+
+static bool is_sharded_size(Shard *sh, const IrValue *v) {
+    for (int i = 0; i < sh->nglobal; i++) { if (sh->global[i] == v) { return true; } }
+    return false;
+}
+
+static bool is_sharded_array(Shard *sh, const IrValue *v) {
+    return v->rank >= 1 && is_sharded_size(sh, v->dims[0]);
+}
+
+static void add_sharded_size(Shard *sh, IrValue *v) {
+    if (is_sharded_size(sh, v)) { return; }
+    IrValue **g = ir_alloc(sh->m->arena, sizeof *g * (size_t)(sh->nglobal + 1));
+    if (sh->nglobal) { memcpy(g, sh->global, sizeof *g * (size_t)sh->nglobal); }
+    g[sh->nglobal++] = v;
+    sh->global = g;
+}
+
+static const char *array_name(const IrValue *v) { return v->name ? v->name : "an intermediate array"; }
+
+static void refuse(Shard *sh, IrStmt *s, const char *fmt, const char *what) {
+    SrcLoc loc = { sh->m->file, s->line, 1 };
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, what);
+    fe_error(loc, "cannot shard entry '%s': %s", sh->e->name, msg);
+    sh->ok = false;
+}
+
+/* ---- own-index reads become inputs ---- */
+
+typedef struct {
+    Shard *sh;
+    IrStmt *s;
+    bool allow;         /* this lambda is the map of a sharded SCREMA/FILTER */
+    int nmemo;
+    const IrExpr **from;
+    IrExpr **to;
+    int capmemo;
+} Localize;
+
+static bool is_idx(const IrExpr *e, int dim) { return e && e->kind == IR_E_IDX && e->index == dim; }
+
+/* x[i] (x[i, j] over a 2-D statement) at the statement's own index, x of its shape. */
+static bool own_index_read(IrStmt *s, const IrExpr *e) {
+    const IrValue *v = e->val;
+    if (v->rank != s->rank || v->dims[0] != s->w[0] || !is_idx(e->a[0], 0)) { return false; }
+    return v->rank == 1 ? e->a[1] == NULL : is_idx(e->a[1], 1) && v->dims[1] == s->w[1];
+}
+
+/* The map parameter reading input v, added to the statement if new. */
+static IrExpr *input_param(Localize *l, IrValue *v, IrScalar ty) {
+    IrStmt *s = l->s;
+    IrModule *m = l->sh->m;
+    for (int i = 0; i < s->nins; i++) {
+        if (s->ins[i] == v) { return ir_e_param(m, ty, i); }
+    }
+    IrValue **ins = ir_alloc(m->arena, sizeof *ins * (size_t)(s->nins + 1));
+    if (s->nins) { memcpy(ins, s->ins, sizeof *ins * (size_t)s->nins); }
+    ins[s->nins] = v;
+    IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(s->map->nparams + 1));
+    if (s->map->nparams) { memcpy(pt, s->map->ptypes, sizeof *pt * (size_t)s->map->nparams); }
+    pt[s->map->nparams] = v->elem;
+    s->ins = ins;
+    s->map->ptypes = pt;
+    s->map->nparams++;
+    return ir_e_param(m, ty, s->nins++);
+}
+
+static IrExpr *localize(Localize *l, IrExpr *e) {
+    if (!e) { return NULL; }
+    for (int i = 0; i < l->nmemo; i++) { if (l->from[i] == e) { return l->to[i]; } }
+    IrExpr *r = e;
+    if (e->kind == IR_E_READ && is_sharded_array(l->sh, e->val)) {
+        if (l->allow && own_index_read(l->s, e)) {
+            r = input_param(l, e->val, e->ty);
+        } else {
+            refuse(l->sh, l->s, "a read of '%s' at another element's index (x[i + 1], a gather) crosses shards", array_name(e->val));
+        }
+    } else {
+        IrExpr *a[3];
+        bool changed = false;
+        for (int k = 0; k < 3; k++) {
+            a[k] = localize(l, e->a[k]);
+            changed = changed || a[k] != e->a[k];
+        }
+        if (changed) {
+            r = ir_alloc(l->sh->m->arena, sizeof *r);
+            *r = *e;
+            r->tree = 0;
+            for (int k = 0; k < 3; k++) { r->a[k] = a[k]; }
+        }
+    }
+    if (l->nmemo == l->capmemo) {
+        int cap = l->capmemo ? l->capmemo * 2 : 16;
+        const IrExpr **from = ir_alloc(l->sh->m->arena, sizeof *from * (size_t)cap);
+        IrExpr **to = ir_alloc(l->sh->m->arena, sizeof *to * (size_t)cap);
+        if (l->nmemo) {
+            memcpy(from, l->from, sizeof *from * (size_t)l->nmemo);
+            memcpy(to, l->to, sizeof *to * (size_t)l->nmemo);
+        }
+        l->from = from;
+        l->to = to;
+        l->capmemo = cap;
+    }
+    l->from[l->nmemo] = e;
+    l->to[l->nmemo++] = r;
+    return r;
+}
+
+static void localize_lambda(Shard *sh, IrStmt *s, IrLambda *lam, bool allow) {
+    if (!lam) { return; }
+    Localize l = { sh, s, allow, 0, NULL, NULL, 0 };
+    for (int k = 0; k < lam->nres; k++) { lam->res[k] = localize(&l, lam->res[k]); }
+}
+
+/* ---- checks and marks, one statement ---- */
+
+static void check_stmt(Shard *sh, IrStmt *s) {
+    bool rows = s->kind != IR_S_SCALAR && is_sharded_size(sh, s->w[0]);
+    if (s->kind != IR_S_SCALAR && s->rank == 2 && is_sharded_size(sh, s->w[1])) {
+        refuse(sh, s, "the sharded size '%s' is used as a column count", s->w[1]->name ? s->w[1]->name : "?");
+        return;
+    }
+    if (s->kind == IR_S_SCATTER && (rows || (s->dest && is_sharded_array(sh, s->dest)))) {
+        refuse(sh, s, "%s writes to global positions across shards", "a scatter");
+        return;
+    }
+    if (s->kind == IR_S_SEGRED && s->axis == 0 && rows) {
+        refuse(sh, s, "%s over sharded rows is not supported yet", "a column reduction (axis 0)");
+        return;
+    }
+    s->sharded = rows;
+    bool own = rows && (s->kind == IR_S_SCREMA || s->kind == IR_S_FILTER);
+    localize_lambda(sh, s, s->map, own);
+    localize_lambda(sh, s, s->post, false);
+    for (int i = 0; i < s->nscans; i++) { localize_lambda(sh, s, s->scans[i].op, false); }
+    for (int i = 0; i < s->nreds; i++) { localize_lambda(sh, s, s->reds[i].op, false); }
+    if (s->kind == IR_S_FILTER && rows) { add_sharded_size(sh, s->outs[s->nouts - 1]); }
+}
+
+/* ---- the rewrite of sizes ---- */
+
+static IrShardSize *shard_of(IrEntry *e, const IrValue *global) {
+    for (int i = 0; i < e->nshards; i++) { if (e->shards[i].global == global) { return &e->shards[i]; } }
+    return NULL;
+}
+
+static void localize_dims(IrEntry *e, IrValue *v) {
+    IrShardSize *z = v->rank >= 1 ? shard_of(e, v->dims[0]) : NULL;
+    if (z) { v->dims[0] = z->local; }
+}
+
+static void shard_entry(Shard *sh) {
+    IrEntry *e = sh->e;
+    IrModule *m = sh->m;
+    /* 1. sizes bound by the parameters */
+    for (int i = 0; i < e->nsizes; i++) {
+        IrValue *n = e->sizes[i];
+        bool first = false, later = false;
+        for (int p = 0; p < e->nparams; p++) {
+            IrValue *v = e->params[p];
+            if (v->rank >= 1 && v->dims[0] == n) { first = true; }
+            if (v->rank == 2 && v->dims[1] == n) { later = true; }
+        }
+        if (first && !later) { add_sharded_size(sh, n); }
+    }
+    int nparam_sizes = sh->nglobal;
+    /* 2. checks, marks, own-index reads; filters add their counts */
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (!s->dead) { check_stmt(sh, s); }
+    }
+    if (!sh->ok) { return; }
+    /* 3. a local and an offset value per sharded size */
+    e->nshards = sh->nglobal;
+    e->shards = ir_alloc(m->arena, sizeof *e->shards * (size_t)(sh->nglobal + 1));
+    for (int i = 0; i < sh->nglobal; i++) {
+        IrValue *g = sh->global[i];
+        IrShardSize *z = &e->shards[i];
+        z->global = g;
+        z->is_param = i < nparam_sizes;
+        z->local = ir_value_new(m, e, IR_I64, 0, NULL, NULL);
+        z->offset = ir_value_new(m, e, IR_I64, 0, NULL, NULL);
+        const char *base = g->name ? g->name : ir_fmt(m->arena, "%d", g->id);
+        z->local->name = ir_fmt(m->arena, "%s_local", base);
+        z->offset->name = ir_fmt(m->arena, "%s_offset", base);
+        z->local->is_size = z->offset->is_size = true;
+    }
+    for (int p = 0; p < e->nparams; p++) { localize_dims(e, e->params[p]); }
+    for (int i = 0; i < e->nstmts; i++) {
+        IrStmt *s = e->stmts[i];
+        if (s->dead) { continue; }
+        if (s->sharded) { s->w[0] = shard_of(e, s->w[0])->local; }
+        for (int o = 0; o < s->nouts; o++) { localize_dims(e, s->outs[o]); }
+    }
+}
+
+bool ir_shard(IrModule *m) {
+    bool ok = true;
+    for (int i = 0; i < m->nentries; i++) {
+        Shard sh = { m, m->entries[i], 0, NULL, true };
+        shard_entry(&sh);
+        ok = ok && sh.ok;
+    }
+    return ok;
+}
