@@ -601,10 +601,14 @@ static void shard_scan_prefix(CEmit *c, IrStmt *s, char ***sacc) {
     be_expr_reset(&c->x);
 }
 
-/* The all_reduce operator of a built-in sum/min/max of one number, or NULL. */
+/* The all_reduce operator of a built-in sum/min/max of one number, or NULL.
+ * Float min and max are fminf/fmaxf with NaN as the neutral element (NaNs
+ * ignored), which a collective's min/max need not match: they are gathered
+ * and combined with the operator itself, like every other reduction. */
 static const char *shard_builtin_op(const IrOperator *op) {
     if (op->arity != 1 || !op->name || op->op->ptypes[0] == IR_BOOL) { return NULL; }
     if (strcmp(op->name, "add") == 0) { return "GPUC_COMM_SUM"; }
+    if (ir_scalar_is_float(op->op->ptypes[0])) { return NULL; }
     if (strcmp(op->name, "min") == 0) { return "GPUC_COMM_MIN"; }
     if (strcmp(op->name, "max") == 0) { return "GPUC_COMM_MAX"; }
     return NULL;
