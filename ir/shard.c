@@ -10,9 +10,11 @@
  *    sharded size too (its result stays split over the ranks).
  * 2. Checks, with an error at the statement's line for each construct that
  *    reads or writes across shards: reads x[j] of a sharded array other than
- *    at the element's own index, scatters touching sharded arrays, column
+ *    in the element's own row, scatters touching sharded arrays, column
  *    reductions over sharded rows, sharded sizes as column counts.
- * 3. Rewrites: own-index reads x[i] become elementwise inputs; each sharded
+ * 3. Rewrites: own-index reads x[i] become elementwise inputs, other reads
+ *    of the own row (A[i, k] in a product) read row i - offset of the
+ *    shard; each sharded
  *    size gets a local and an offset value; loop widths and array
  *    dimensions use the local value, while scalar uses (`n as f64`) keep the
  *    global one; the statements over shards are marked `sharded`, which is
@@ -28,26 +30,38 @@
 typedef struct {
     IrModule *m;
     IrEntry *e;
-    int nglobal;
-    IrValue **global;   /* the sharded sizes found so far */
+    int nsizes;
+    IrShardSize *sizes; /* the sharded sizes found so far */
     bool ok;
 } Shard;
 
-static bool is_sharded_size(Shard *sh, const IrValue *v) {
-    for (int i = 0; i < sh->nglobal; i++) { if (sh->global[i] == v) { return true; } }
-    return false;
+static IrShardSize *find_size(Shard *sh, const IrValue *global) {
+    for (int i = 0; i < sh->nsizes; i++) { if (sh->sizes[i].global == global) { return &sh->sizes[i]; } }
+    return NULL;
 }
+
+static bool is_sharded_size(Shard *sh, const IrValue *v) { return find_size(sh, v) != NULL; }
 
 static bool is_sharded_array(Shard *sh, const IrValue *v) {
     return v->rank >= 1 && is_sharded_size(sh, v->dims[0]);
 }
 
-static void add_sharded_size(Shard *sh, IrValue *v) {
-    if (is_sharded_size(sh, v)) { return; }
-    IrValue **g = ir_alloc(sh->m->arena, sizeof *g * (size_t)(sh->nglobal + 1));
-    if (sh->nglobal) { memcpy(g, sh->global, sizeof *g * (size_t)sh->nglobal); }
-    g[sh->nglobal++] = v;
-    sh->global = g;
+/* A sharded size with its local and offset values. */
+static void add_sharded_size(Shard *sh, IrValue *g, bool is_param) {
+    if (is_sharded_size(sh, g)) { return; }
+    IrModule *m = sh->m;
+    IrShardSize *z = ir_alloc(m->arena, sizeof *z * (size_t)(sh->nsizes + 1));
+    if (sh->nsizes) { memcpy(z, sh->sizes, sizeof *z * (size_t)sh->nsizes); }
+    sh->sizes = z;
+    z = &z[sh->nsizes++];
+    z->global = g;
+    z->is_param = is_param;
+    z->local = ir_value_new(m, sh->e, IR_I64, 0, NULL, NULL);
+    z->offset = ir_value_new(m, sh->e, IR_I64, 0, NULL, NULL);
+    const char *base = g->name ? g->name : ir_fmt(m->arena, "%d", g->id);
+    z->local->name = ir_fmt(m->arena, "%s_local", base);
+    z->offset->name = ir_fmt(m->arena, "%s_offset", base);
+    z->local->is_size = z->offset->is_size = true;
 }
 
 static const char *array_name(const IrValue *v) { return v->name ? v->name : "an intermediate array"; }
@@ -66,6 +80,7 @@ typedef struct {
     Shard *sh;
     IrStmt *s;
     bool allow;         /* this lambda is the map of a sharded SCREMA/FILTER */
+    bool rows;          /* IR_E_IDX 0 is this statement's (global) row index */
     int nmemo;
     const IrExpr **from;
     IrExpr **to;
@@ -107,6 +122,14 @@ static IrExpr *localize(Localize *l, IrExpr *e) {
     if (e->kind == IR_E_READ && is_sharded_array(l->sh, e->val)) {
         if (l->allow && own_index_read(l->s, e)) {
             r = input_param(l, e->val, e->ty);
+        } else if (l->rows && e->val->dims[0] == l->s->w[0] && is_idx(e->a[0], 0)) {
+            /* any element of the own row (A[i, k] in a product): the local row i - offset */
+            IrModule *m = l->sh->m;
+            r = ir_alloc(m->arena, sizeof *r);
+            *r = *e;
+            r->tree = 0;
+            r->a[0] = ir_e_bin(m, IR_BIN_sub, e->a[0], ir_e_free(m, find_size(l->sh, e->val->dims[0])->offset));
+            r->a[1] = localize(l, e->a[1]);
         } else {
             refuse(l->sh, l->s, "a read of '%s' at another element's index (x[i + 1], a gather) crosses shards", array_name(e->val));
         }
@@ -141,9 +164,9 @@ static IrExpr *localize(Localize *l, IrExpr *e) {
     return r;
 }
 
-static void localize_lambda(Shard *sh, IrStmt *s, IrLambda *lam, bool allow) {
+static void localize_lambda(Shard *sh, IrStmt *s, IrLambda *lam, bool allow, bool rows) {
     if (!lam) { return; }
-    Localize l = { sh, s, allow, 0, NULL, NULL, 0 };
+    Localize l = { sh, s, allow, rows, 0, NULL, NULL, 0 };
     for (int k = 0; k < lam->nres; k++) { lam->res[k] = localize(&l, lam->res[k]); }
 }
 
@@ -165,11 +188,11 @@ static void check_stmt(Shard *sh, IrStmt *s) {
     }
     s->sharded = rows;
     bool own = rows && (s->kind == IR_S_SCREMA || s->kind == IR_S_FILTER);
-    localize_lambda(sh, s, s->map, own);
-    localize_lambda(sh, s, s->post, false);
-    for (int i = 0; i < s->nscans; i++) { localize_lambda(sh, s, s->scans[i].op, false); }
-    for (int i = 0; i < s->nreds; i++) { localize_lambda(sh, s, s->reds[i].op, false); }
-    if (s->kind == IR_S_FILTER && rows) { add_sharded_size(sh, s->outs[s->nouts - 1]); }
+    localize_lambda(sh, s, s->map, own, rows);
+    localize_lambda(sh, s, s->post, false, rows);
+    for (int i = 0; i < s->nscans; i++) { localize_lambda(sh, s, s->scans[i].op, false, false); }
+    for (int i = 0; i < s->nreds; i++) { localize_lambda(sh, s, s->reds[i].op, false, false); }
+    if (s->kind == IR_S_FILTER && rows) { add_sharded_size(sh, s->outs[s->nouts - 1], false); }
 }
 
 /* ---- the rewrite of sizes ---- */
@@ -186,7 +209,6 @@ static void localize_dims(IrEntry *e, IrValue *v) {
 
 static void shard_entry(Shard *sh) {
     IrEntry *e = sh->e;
-    IrModule *m = sh->m;
     /* 1. sizes bound by the parameters */
     for (int i = 0; i < e->nsizes; i++) {
         IrValue *n = e->sizes[i];
@@ -196,30 +218,17 @@ static void shard_entry(Shard *sh) {
             if (v->rank >= 1 && v->dims[0] == n) { first = true; }
             if (v->rank == 2 && v->dims[1] == n) { later = true; }
         }
-        if (first && !later) { add_sharded_size(sh, n); }
+        if (first && !later) { add_sharded_size(sh, n, true); }
     }
-    int nparam_sizes = sh->nglobal;
     /* 2. checks, marks, own-index reads; filters add their counts */
     for (int i = 0; i < e->nstmts; i++) {
         IrStmt *s = e->stmts[i];
         if (!s->dead) { check_stmt(sh, s); }
     }
     if (!sh->ok) { return; }
-    /* 3. a local and an offset value per sharded size */
-    e->nshards = sh->nglobal;
-    e->shards = ir_alloc(m->arena, sizeof *e->shards * (size_t)(sh->nglobal + 1));
-    for (int i = 0; i < sh->nglobal; i++) {
-        IrValue *g = sh->global[i];
-        IrShardSize *z = &e->shards[i];
-        z->global = g;
-        z->is_param = i < nparam_sizes;
-        z->local = ir_value_new(m, e, IR_I64, 0, NULL, NULL);
-        z->offset = ir_value_new(m, e, IR_I64, 0, NULL, NULL);
-        const char *base = g->name ? g->name : ir_fmt(m->arena, "%d", g->id);
-        z->local->name = ir_fmt(m->arena, "%s_local", base);
-        z->offset->name = ir_fmt(m->arena, "%s_offset", base);
-        z->local->is_size = z->offset->is_size = true;
-    }
+    /* 3. loop widths and array dimensions: the local sizes */
+    e->nshards = sh->nsizes;
+    e->shards = sh->sizes;
     for (int p = 0; p < e->nparams; p++) { localize_dims(e, e->params[p]); }
     for (int i = 0; i < e->nstmts; i++) {
         IrStmt *s = e->stmts[i];
