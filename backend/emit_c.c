@@ -26,6 +26,7 @@ typedef struct {
 static void shard_scan_prefix(CEmit *c, IrStmt *s, char ***sacc);
 static void shard_combine_reductions(CEmit *c, IrStmt *s, int first_out);
 static const char *shard_row_index(CEmit *c, IrStmt *s);
+static void shard_combine_columns(CEmit *c, IrStmt *s, const char *cols);
 
 static const char *ct(IrScalar t) { return ir_scalar_ctype(t); }
 
@@ -466,6 +467,7 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     free(racc);
     b->indent--;
     be_line(b, "}");
+    if (c->shard && s->sharded && s->axis == 0) { shard_combine_columns(c, s, cols); }
 }
 
 static void emit_scalar(CEmit *c, IrStmt *s) {
@@ -563,6 +565,7 @@ static void shard_gather_fold(CEmit *c, IrOperator *op, char *const *vals, char 
     be_line(b, "free(ab);");
     b->indent--;
     be_line(b, "}");
+    be_expr_reset(&c->x);  /* temporaries of the closed scopes */
 }
 
 /* Each scan starts from the fold of the earlier ranks' totals: a pass over
@@ -599,6 +602,64 @@ static void shard_scan_prefix(CEmit *c, IrStmt *s, char ***sacc) {
     b->indent--;
     be_line(b, "}");
     be_expr_reset(&c->x);
+}
+
+/* A column reduction over sharded rows: the outs hold this rank's partial
+ * per column; gather every rank's columns and fold each column in rank order. */
+static void shard_combine_columns(CEmit *c, IrStmt *s, const char *cols) {
+    BeBuf *b = c->b;
+    int o = 0;
+    be_expr_reset(&c->x);  /* the loops' temporaries are out of scope */
+    for (int i = 0; i < s->nreds; i++) {
+        IrOperator *op = &s->reds[i];
+        int bytes = 0;
+        for (int k = 0; k < op->arity; k++) { bytes += ir_scalar_size(op->op->ptypes[k]); }
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "/* the ranks' partials of every column, combined in rank order */");
+        be_line(b, "const size_t cb = (size_t)(%s) * %d;", cols, bytes);
+        be_line(b, "unsigned char *sb = (unsigned char *)gpuc_alloc(cb);");
+        be_line(b, "unsigned char *ab = (unsigned char *)gpuc_alloc(cb * (size_t)comm->size);");
+        be_line(b, "for (int64_t j = 0; j < %s; j++) {", cols);
+        b->indent++;
+        int at = 0;
+        for (int k = 0; k < op->arity; k++) {
+            be_line(b, "memcpy(sb + (size_t)j * %d + %d, &%s[j], %d);", bytes, at, be_vname(s->outs[o + k]),
+                    ir_scalar_size(op->op->ptypes[k]));
+            at += ir_scalar_size(op->op->ptypes[k]);
+        }
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "gpuc_comm_rc |= comm->all_gather(comm, sb, ab, cb, NULL);");
+        be_line(b, "for (int64_t j = 0; j < %s; j++) {", cols);
+        b->indent++;
+        char **acc = declare_accs(c, op, "ca", i);
+        be_line(b, "for (int r = 0; r < comm->size; r++) {");
+        b->indent++;
+        const char **part = calloc((size_t)op->arity + 1, sizeof *part);
+        at = 0;
+        for (int k = 0; k < op->arity; k++) {
+            part[k] = be_strf(&c->x, "pr%d", k);
+            be_line(b, "%s %s;", ct(op->op->ptypes[k]), part[k]);
+            be_line(b, "memcpy(&%s, ab + (size_t)r * cb + (size_t)j * %d + %d, %d);", part[k], bytes, at,
+                    ir_scalar_size(op->op->ptypes[k]));
+            at += ir_scalar_size(op->op->ptypes[k]);
+        }
+        combine(c, op, acc, part);
+        free(part);
+        b->indent--;
+        be_line(b, "}");
+        for (int k = 0; k < op->arity; k++) { be_line(b, "%s[j] = %s;", be_vname(s->outs[o + k]), acc[k]); }
+        free(acc);
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "free(sb);");
+        be_line(b, "free(ab);");
+        b->indent--;
+        be_line(b, "}");
+        be_expr_reset(&c->x);
+        o += op->arity;
+    }
 }
 
 /* The all_reduce operator of a built-in sum/min/max of one number, or NULL.
@@ -652,6 +713,7 @@ static void shard_combine_reductions(CEmit *c, IrStmt *s, int first_out) {
         free(vals);
         b->indent--;
         be_line(b, "}");
+        be_expr_reset(&c->x);
         o += op->arity;
     }
 }

@@ -10,8 +10,8 @@
  *    sharded size too (its result stays split over the ranks).
  * 2. Checks, with an error at the statement's line for each construct that
  *    reads or writes across shards: reads x[j] of a sharded array other than
- *    in the element's own row, scatters touching sharded arrays, column
- *    reductions over sharded rows, sharded sizes as column counts.
+ *    in the element's own row, scatters touching sharded arrays, sharded
+ *    sizes as column counts.
  * 3. Rewrites: own-index reads x[i] become elementwise inputs, other reads
  *    of the own row (A[i, k] in a product) read row i - offset of the
  *    shard; each sharded
@@ -130,8 +130,10 @@ static IrExpr *localize(Localize *l, IrExpr *e) {
             r->tree = 0;
             r->a[0] = ir_e_bin(m, IR_BIN_sub, e->a[0], ir_e_free(m, find_size(l->sh, e->val->dims[0])->offset));
             r->a[1] = localize(l, e->a[1]);
-        } else {
+        } else if (l->rows) {
             refuse(l->sh, l->s, "a read of '%s' at another element's index (x[i + 1], a gather) crosses shards", array_name(e->val));
+        } else {
+            refuse(l->sh, l->s, "a read of '%s' outside a loop over its shards (x[0], a reduction nested in a comprehension) needs other ranks' elements", array_name(e->val));
         }
     } else {
         IrExpr *a[3];
@@ -182,8 +184,8 @@ static void check_stmt(Shard *sh, IrStmt *s) {
         refuse(sh, s, "%s writes to global positions across shards", "a scatter");
         return;
     }
-    if (s->kind == IR_S_SEGRED && s->axis == 0 && rows) {
-        refuse(sh, s, "%s over sharded rows is not supported yet", "a column reduction (axis 0)");
+    if (s->kind == IR_S_SEGRED && s->axis == 0 && rows && s->post) {
+        refuse(sh, s, "%s over sharded rows is not supported", "a column reduction (axis 0) with a post");
         return;
     }
     s->sharded = rows;
