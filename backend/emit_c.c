@@ -820,7 +820,7 @@ int be_emit_c(FILE *out, IrModule *m) {
 
 /* ---- --emit=c-shard: the sharded entries after the plain ones ---- */
 
-static void shard_prelude(BeBuf *b) {
+static void shard_prelude(BeBuf *b, bool table) {
     be_printf(b,
         "\n/* ---- sharded entries (gpuc --emit=c-shard, docs/sharding.md) ---- */\n"
         "#include \"gpuc_comm.h\"\n\n"
@@ -841,7 +841,9 @@ static void shard_prelude(BeBuf *b) {
         "    }\n"
         "    free(all);\n"
         "    return rc;\n"
-        "}\n\n"
+        "}\n\n");
+    if (!table) { return; }
+    be_printf(b,
         "/* What a generic driver needs to call an entry plain and sharded\n"
         " * (tests/shard/Inputs/shard_check.c). */\n"
         "typedef struct GpucShardArg {\n"
@@ -950,8 +952,10 @@ static void shard_table(BeBuf *b, IrModule *m) {
     be_printf(b, "static GPUC_SHARD_UNUSED const int gpuc_shard_num_entries = %d;\n", m->nentries);
 }
 
-/* Call after be_emit_c wrote the plain entries and ir_shard rewrote the module. */
-int be_emit_c_shard(FILE *out, IrModule *m) {
+/* Call after be_emit_c wrote the plain entries and ir_shard rewrote the
+ * module: the entries it sharded, and with `table` (every entry sharded)
+ * the call table of shard_check. */
+int be_emit_c_shard(FILE *out, IrModule *m, bool table) {
     BeBuf b = { 0 };
     CEmit c = { 0 };
     c.b = &b;
@@ -959,14 +963,17 @@ int be_emit_c_shard(FILE *out, IrModule *m) {
     c.x.b = &b;
     c.x.cuda = false;
     c.shard = true;
-    shard_prelude(&b);
+    shard_prelude(&b, table);
     for (int i = 0; i < m->nentries; i++) {
+        if (!m->entries[i]->sharded) { continue; }
         shard_signature(&b, m->entries[i]);
         be_printf(&b, ";\n");
     }
     be_printf(&b, "\n");
-    for (int i = 0; i < m->nentries; i++) { emit_entry(&c, m->entries[i]); }
-    shard_table(&b, m);
+    for (int i = 0; i < m->nentries; i++) {
+        if (m->entries[i]->sharded) { emit_entry(&c, m->entries[i]); }
+    }
+    if (table) { shard_table(&b, m); }
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     be_expr_free(&c.x);

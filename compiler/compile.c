@@ -335,8 +335,8 @@ static int compile_program(Compilation *c)
     case GPUC_EMIT_C_SHARD:
         /* the plain entries, then the pass rewrites the module into sharded ones */
         rc = be_emit_c(out, m);
-        if (!rc && ir_shard(m)) {
-            rc = be_emit_c_shard(out, m);
+        if (!rc && ir_shard(m, true)) {
+            rc = be_emit_c_shard(out, m, true);
         }
         break;
     case GPUC_EMIT_PROGRAM:

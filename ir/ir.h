@@ -297,6 +297,7 @@ typedef struct {
     const char *result_type;  /* gdsl type string of the result */
     int nshards;
     struct IrShardSize *shards; /* ir_shard: the sharded sizes, parameters' first */
+    bool sharded;       /* ir_shard rewrote this entry (nothing refused in it) */
 } IrEntry;
 
 /* A size split over the ranks (ir/shard.c, docs/sharding.md). */
@@ -382,8 +383,9 @@ void ir_fuse_rows(IrModule *m);              /* ir/fuse_rows.c */
 void ir_dce(IrModule *m);                    /* ir/dce.c */
 void ir_to_kernels(IrModule *m);             /* ir/to_kernels.c */
 /* ir/shard.c: rewrite every entry into its sharded form (docs/sharding.md);
- * false after reporting constructs that read across shards. */
-bool ir_shard(IrModule *m);
+ * false when some entry reads across shards (reported as errors when
+ * `report`, else that entry is only left with `sharded` false). */
+bool ir_shard(IrModule *m, bool report);
 
 /* ---- pipeline (ir/pipeline.c) ---- */
 typedef struct {

@@ -32,6 +32,7 @@ typedef struct {
     IrEntry *e;
     int nsizes;
     IrShardSize *sizes; /* the sharded sizes found so far */
+    bool report;        /* refusals are errors (else only ok = false) */
     bool ok;
 } Shard;
 
@@ -70,7 +71,7 @@ static void refuse(Shard *sh, IrStmt *s, const char *fmt, const char *what) {
     SrcLoc loc = { sh->m->file, s->line, 1 };
     char msg[256];
     snprintf(msg, sizeof msg, fmt, what);
-    fe_error(loc, "cannot shard entry '%s': %s", sh->e->name, msg);
+    if (sh->report) { fe_error(loc, "cannot shard entry '%s': %s", sh->e->name, msg); }
     sh->ok = false;
 }
 
@@ -231,6 +232,7 @@ static void shard_entry(Shard *sh) {
     /* 3. loop widths and array dimensions: the local sizes */
     e->nshards = sh->nsizes;
     e->shards = sh->sizes;
+    e->sharded = true;
     for (int p = 0; p < e->nparams; p++) { localize_dims(e, e->params[p]); }
     for (int i = 0; i < e->nstmts; i++) {
         IrStmt *s = e->stmts[i];
@@ -240,10 +242,10 @@ static void shard_entry(Shard *sh) {
     }
 }
 
-bool ir_shard(IrModule *m) {
+bool ir_shard(IrModule *m, bool report) {
     bool ok = true;
     for (int i = 0; i < m->nentries; i++) {
-        Shard sh = { m, m->entries[i], 0, NULL, true };
+        Shard sh = { m, m->entries[i], 0, NULL, report, true };
         shard_entry(&sh);
         ok = ok && sh.ok;
     }
