@@ -19,6 +19,11 @@
 extern "C" {
 #endif
 
+/* The vtable. Generated code (backend/emit_c.c, shard_prelude) carries a
+ * copy of this block under the same guard, so that generated programs
+ * need no header beyond the runner's: grep "ORDER COMM VTABLE" if you change it. */
+#ifndef GPUC_COMM_VTABLE
+#define GPUC_COMM_VTABLE
 /* Element types of all_reduce. grep "ORDER COMM TYPE" (gpuc_comm_threads.c). */
 typedef enum GpucCommType {
     GPUC_COMM_I32,   /* int32_t, sums wrap */
@@ -50,6 +55,7 @@ struct GpucComm {
     /* Returns once every rank has called it. */
     int (*barrier)(const GpucComm *comm);
 };
+#endif /* GPUC_COMM_VTABLE */
 
 /* ---- the CPU implementation: ranks are threads of one process ---- */
 typedef struct GpucCommThreads GpucCommThreads;

@@ -17,6 +17,7 @@
  * status 0 only when everything matched.
  */
 #include GPUC_SHARD_FILE
+#include "gpuc_comm.h"  /* after: the generated file's copy of the vtable is the header's */
 
 #include <inttypes.h>
 #include <math.h>
