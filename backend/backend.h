@@ -23,6 +23,10 @@
 #include "ir.h"
 
 int be_emit_c(FILE *out, IrModule *m);
+/* The sharded entries gpuc_shard_NAME over runtime/gpuc_comm.h and their call
+ * table, appended to be_emit_c's output once ir_shard rewrote m
+ * (--emit=c-shard, docs/sharding.md). */
+int be_emit_c_shard(FILE *out, IrModule *m, bool table);
 int be_emit_cuda(FILE *out, IrModule *m);
 /* The C backend plus the runner's program table and main (runner/gpuc_program.h). */
 int be_emit_program(FILE *out, IrModule *m);

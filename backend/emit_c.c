@@ -20,7 +20,13 @@ typedef struct {
     BeExprCtx x;
     IrEntry *e;
     IrModule *m;
+    bool shard;         /* emitting gpuc_shard_NAME: the entry after ir_shard (docs/sharding.md) */
 } CEmit;
+
+static void shard_scan_prefix(CEmit *c, IrStmt *s, char ***sacc);
+static void shard_combine_reductions(CEmit *c, IrStmt *s, int first_out);
+static const char *shard_row_index(CEmit *c, IrStmt *s);
+static void shard_combine_columns(CEmit *c, IrStmt *s, const char *cols);
 
 static const char *ct(IrScalar t) { return ir_scalar_ctype(t); }
 
@@ -246,9 +252,10 @@ static void emit_screma(CEmit *c, IrStmt *s) {
     Casc q;
     casc_init(c, &q, s->nreds, s->reds, racc);
     if (s->rank == 1) {
+        if (s->sharded && s->nscans) { shard_scan_prefix(c, s, sacc); }
         casc_open(c, &q, "i0", be_strf(&c->x, "%s", be_vname(s->w[0])));
-        c->x.idx[0] = "i0";
-        c->x.idx[1] = "i0";
+        c->x.idx[0] = shard_row_index(c, s);
+        c->x.idx[1] = c->x.idx[0];
         const char **p = load_params(c, s, "i0");
         const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
         be_lambda(&c->x, s->map, p, res);
@@ -305,7 +312,7 @@ static void emit_screma(CEmit *c, IrStmt *s) {
             b->indent++;
             be_line(b, "const int64_t f = i0 * %s + i1;", w1);
         }
-        c->x.idx[0] = "i0";
+        c->x.idx[0] = shard_row_index(c, s);
         c->x.idx[1] = "i1";
         const char **p = load_params(c, s, "f");
         const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
@@ -337,6 +344,7 @@ static void emit_screma(CEmit *c, IrStmt *s) {
             o++;
         }
     }
+    if (s->sharded && s->nreds) { shard_combine_reductions(c, s, nscanouts); }
     for (int i = 0; i < s->nscans; i++) { free(sacc[i]); }
     for (int i = 0; i < s->nreds; i++) { free(racc[i]); }
     free(sacc);
@@ -349,24 +357,35 @@ static void emit_filter(CEmit *c, IrStmt *s) {
     BeBuf *b = c->b;
     int nv = s->nouts - 1;
     IrValue *cnt = s->outs[nv];
+    /* sharded: the local count here, the global one and the offset after */
+    IrValue *local = s->sharded ? s->outs[0]->dims[0] : cnt;
     for (int o = 0; o < nv; o++) { alloc_array(c, s->outs[o], be_vname(s->w[0])); }
-    be_line(b, "int64_t %s = 0;", be_vname(cnt));
+    be_line(b, "int64_t %s = 0;", be_vname(local));
     be_line(b, "for (int64_t i0 = 0; i0 < %s; i0++) {", be_vname(s->w[0]));
     b->indent++;
-    c->x.idx[0] = "i0";
+    c->x.idx[0] = shard_row_index(c, s);
     const char **p = load_params(c, s, "i0");
     const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
     be_lambda(&c->x, s->map, p, res);
     be_line(b, "if (%s) {", res[0]);
     b->indent++;
-    for (int o = 0; o < nv; o++) { be_line(b, "%s[%s] = %s;", be_vname(s->outs[o]), be_vname(cnt), res[1 + o]); }
-    be_line(b, "%s++;", be_vname(cnt));
+    for (int o = 0; o < nv; o++) { be_line(b, "%s[%s] = %s;", be_vname(s->outs[o]), be_vname(local), res[1 + o]); }
+    be_line(b, "%s++;", be_vname(local));
     b->indent--;
     be_line(b, "}");
     free(res);
     free(p);
     b->indent--;
     be_line(b, "}");
+    if (s->sharded) {
+        for (int z = 0; z < c->e->nshards; z++) {
+            IrShardSize *sz = &c->e->shards[z];
+            if (sz->global != cnt) { continue; }
+            be_line(b, "int64_t %s, %s;", be_vname(sz->global), be_vname(sz->offset));
+            be_line(b, "gpuc_comm_rc |= gpuc_shard_size(comm, %s, &%s, &%s);", be_vname(sz->local), be_vname(sz->global), be_vname(sz->offset));
+            be_line(b, "(void)%s; (void)%s;", be_vname(sz->global), be_vname(sz->offset));
+        }
+    }
 }
 
 static void emit_scatter(CEmit *c, IrStmt *s) {
@@ -405,7 +424,7 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     casc_init(c, &q, s->nreds, s->reds, racc);
     casc_open(c, &q, inner, s->axis == 1 ? cols : rows);
     be_line(b, "const int64_t f = i0 * %s + i1;", cols);
-    c->x.idx[0] = "i0";
+    c->x.idx[0] = shard_row_index(c, s);
     c->x.idx[1] = "i1";
     const char **p = load_params(c, s, "f");
     const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
@@ -448,6 +467,7 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     free(racc);
     b->indent--;
     be_line(b, "}");
+    if (c->shard && s->sharded && s->axis == 0) { shard_combine_columns(c, s, cols); }
 }
 
 static void emit_scalar(CEmit *c, IrStmt *s) {
@@ -462,6 +482,242 @@ static void emit_scalar(CEmit *c, IrStmt *s) {
     free(res);
 }
 
+/* ---- sharded entries (docs/sharding.md) ----
+ *
+ * After ir_shard, a statement marked `sharded` loops over this rank's shard
+ * (its width is the local size); what crosses ranks is emitted here, over
+ * the GpucComm vtable (runtime/gpuc_comm.h): the sizes at entry, the scan
+ * prefixes before a scan's loop, the reductions after it, a filter's count.
+ * Every collective's status is or'ed into gpuc_comm_rc, checked at the end.
+ */
+
+static IrShardSize *shard_of_value(IrEntry *e, const IrValue *v) {
+    for (int i = 0; i < e->nshards; i++) {
+        if (e->shards[i].global == v || e->shards[i].local == v) { return &e->shards[i]; }
+    }
+    return NULL;
+}
+
+/* int gpuc_shard_NAME(const GpucComm *comm, local sizes, params, outs) */
+static void shard_signature(BeBuf *b, IrEntry *e) {
+    IrEntry local = *e;
+    IrValue **sizes = calloc((size_t)e->nsizes + 1, sizeof *sizes);
+    for (int i = 0; i < e->nsizes; i++) {
+        IrShardSize *z = shard_of_value(e, e->sizes[i]);
+        sizes[i] = z ? z->local : e->sizes[i];
+    }
+    local.sizes = sizes;
+    be_entry_signature(b, &local, "gpuc_shard_", "const GpucComm *comm");
+    free(sizes);
+}
+
+/* The global sizes and this rank's offsets, from the local sizes. */
+static void shard_sizes(CEmit *c) {
+    be_line(c->b, "int gpuc_comm_rc = 0;");
+    for (int i = 0; i < c->e->nshards; i++) {
+        IrShardSize *z = &c->e->shards[i];
+        if (!z->is_param) { continue; }
+        be_line(c->b, "int64_t %s, %s;", be_vname(z->global), be_vname(z->offset));
+        be_line(c->b, "gpuc_comm_rc |= gpuc_shard_size(comm, %s, &%s, &%s);", be_vname(z->local), be_vname(z->global),
+                be_vname(z->offset));
+        be_line(c->b, "(void)%s; (void)%s;", be_vname(z->global), be_vname(z->offset));
+    }
+}
+
+/* The global index of row (element) i0 of a statement. */
+static const char *shard_row_index(CEmit *c, IrStmt *s) {
+    if (!c->shard || !s->sharded) { return "i0"; }
+    IrShardSize *z = shard_of_value(c->e, s->w[0]);
+    if (!z) { IR_UNREACHABLE("sharded statement without a sharded size"); }
+    return be_strf(&c->x, "(i0 + %s)", be_vname(z->offset));
+}
+
+/* Gather vals[0..arity) of every rank and fold them into acc, in rank order:
+ * ranks 0 .. comm->size - 1, or only those before this one (`before`). */
+static void shard_gather_fold(CEmit *c, IrOperator *op, char *const *vals, char **acc, bool before) {
+    BeBuf *b = c->b;
+    int bytes = 0;
+    for (int k = 0; k < op->arity; k++) { bytes += ir_scalar_size(op->op->ptypes[k]); }
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "unsigned char sb[%d];", bytes);
+    int at = 0;
+    for (int k = 0; k < op->arity; k++) {
+        be_line(b, "memcpy(sb + %d, &%s, %d);", at, vals[k], ir_scalar_size(op->op->ptypes[k]));
+        at += ir_scalar_size(op->op->ptypes[k]);
+    }
+    be_line(b, "unsigned char *ab = (unsigned char *)gpuc_alloc((size_t)comm->size * %d);", bytes);
+    be_line(b, "gpuc_comm_rc |= comm->all_gather(comm, sb, ab, %d, NULL);", bytes);
+    be_line(b, "for (int r = 0; r < %s; r++) {", before ? "comm->rank" : "comm->size");
+    b->indent++;
+    const char **part = calloc((size_t)op->arity + 1, sizeof *part);
+    at = 0;
+    for (int k = 0; k < op->arity; k++) {
+        part[k] = be_strf(&c->x, "pr%d", k);
+        be_line(b, "%s %s;", ct(op->op->ptypes[k]), part[k]);
+        be_line(b, "memcpy(&%s, ab + (size_t)r * %d + %d, %d);", part[k], bytes, at, ir_scalar_size(op->op->ptypes[k]));
+        at += ir_scalar_size(op->op->ptypes[k]);
+    }
+    combine(c, op, acc, part);
+    free(part);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "free(ab);");
+    b->indent--;
+    be_line(b, "}");
+    be_expr_reset(&c->x);  /* temporaries of the closed scopes */
+}
+
+/* Each scan starts from the fold of the earlier ranks' totals: a pass over
+ * the shard computes this rank's totals, an all-gather shares them. */
+static void shard_scan_prefix(CEmit *c, IrStmt *s, char ***sacc) {
+    BeBuf *b = c->b;
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "/* the scans' totals over this shard, then the earlier ranks' prefix */");
+    char ***tot = calloc((size_t)s->nscans + 1, sizeof *tot);
+    for (int i = 0; i < s->nscans; i++) { tot[i] = declare_accs(c, &s->scans[i], "st", i); }
+    be_line(b, "for (int64_t i0 = 0; i0 < %s; i0++) {", be_vname(s->w[0]));
+    b->indent++;
+    c->x.idx[0] = shard_row_index(c, s);
+    c->x.idx[1] = c->x.idx[0];
+    const char **p = load_params(c, s, "i0");
+    const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->map, p, res);
+    int at = 0;
+    for (int i = 0; i < s->nscans; i++) {
+        combine(c, &s->scans[i], tot[i], res + at);
+        at += s->scans[i].arity;
+    }
+    free(res);
+    free(p);
+    b->indent--;
+    be_line(b, "}");
+    be_expr_reset(&c->x);
+    for (int i = 0; i < s->nscans; i++) {
+        shard_gather_fold(c, &s->scans[i], tot[i], sacc[i], true);
+        free(tot[i]);
+    }
+    free(tot);
+    b->indent--;
+    be_line(b, "}");
+    be_expr_reset(&c->x);
+}
+
+/* A column reduction over sharded rows: the outs hold this rank's partial
+ * per column; gather every rank's columns and fold each column in rank order. */
+static void shard_combine_columns(CEmit *c, IrStmt *s, const char *cols) {
+    BeBuf *b = c->b;
+    int o = 0;
+    be_expr_reset(&c->x);  /* the loops' temporaries are out of scope */
+    for (int i = 0; i < s->nreds; i++) {
+        IrOperator *op = &s->reds[i];
+        int bytes = 0;
+        for (int k = 0; k < op->arity; k++) { bytes += ir_scalar_size(op->op->ptypes[k]); }
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "/* the ranks' partials of every column, combined in rank order */");
+        be_line(b, "const size_t cb = (size_t)(%s) * %d;", cols, bytes);
+        be_line(b, "unsigned char *sb = (unsigned char *)gpuc_alloc(cb);");
+        be_line(b, "unsigned char *ab = (unsigned char *)gpuc_alloc(cb * (size_t)comm->size);");
+        be_line(b, "for (int64_t j = 0; j < %s; j++) {", cols);
+        b->indent++;
+        int at = 0;
+        for (int k = 0; k < op->arity; k++) {
+            be_line(b, "memcpy(sb + (size_t)j * %d + %d, &%s[j], %d);", bytes, at, be_vname(s->outs[o + k]),
+                    ir_scalar_size(op->op->ptypes[k]));
+            at += ir_scalar_size(op->op->ptypes[k]);
+        }
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "gpuc_comm_rc |= comm->all_gather(comm, sb, ab, cb, NULL);");
+        be_line(b, "for (int64_t j = 0; j < %s; j++) {", cols);
+        b->indent++;
+        char **acc = declare_accs(c, op, "ca", i);
+        be_line(b, "for (int r = 0; r < comm->size; r++) {");
+        b->indent++;
+        const char **part = calloc((size_t)op->arity + 1, sizeof *part);
+        at = 0;
+        for (int k = 0; k < op->arity; k++) {
+            part[k] = be_strf(&c->x, "pr%d", k);
+            be_line(b, "%s %s;", ct(op->op->ptypes[k]), part[k]);
+            be_line(b, "memcpy(&%s, ab + (size_t)r * cb + (size_t)j * %d + %d, %d);", part[k], bytes, at,
+                    ir_scalar_size(op->op->ptypes[k]));
+            at += ir_scalar_size(op->op->ptypes[k]);
+        }
+        combine(c, op, acc, part);
+        free(part);
+        b->indent--;
+        be_line(b, "}");
+        for (int k = 0; k < op->arity; k++) { be_line(b, "%s[j] = %s;", be_vname(s->outs[o + k]), acc[k]); }
+        free(acc);
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "free(sb);");
+        be_line(b, "free(ab);");
+        b->indent--;
+        be_line(b, "}");
+        be_expr_reset(&c->x);
+        o += op->arity;
+    }
+}
+
+/* The all_reduce operator of a built-in sum/min/max of one number, or NULL.
+ * Float min and max are fminf/fmaxf with NaN as the neutral element (NaNs
+ * ignored), which a collective's min/max need not match: they are gathered
+ * and combined with the operator itself, like every other reduction. */
+static const char *shard_builtin_op(const IrOperator *op) {
+    if (op->arity != 1 || !op->name || op->op->ptypes[0] == IR_BOOL) { return NULL; }
+    if (strcmp(op->name, "add") == 0) { return "GPUC_COMM_SUM"; }
+    if (ir_scalar_is_float(op->op->ptypes[0])) { return NULL; }
+    if (strcmp(op->name, "min") == 0) { return "GPUC_COMM_MIN"; }
+    if (strcmp(op->name, "max") == 0) { return "GPUC_COMM_MAX"; }
+    return NULL;
+}
+
+static const char *comm_type(IrScalar t) {
+    switch (t) {
+    case IR_I32: return "GPUC_COMM_I32";
+    case IR_I64: return "GPUC_COMM_I64";
+    case IR_U32: return "GPUC_COMM_U32";
+    case IR_U64: return "GPUC_COMM_U64";
+    case IR_F32: return "GPUC_COMM_F32";
+    case IR_F64: return "GPUC_COMM_F64";
+    default: IR_UNREACHABLE("no collective type for bool");
+    }
+}
+
+/* The statement's reduction results (outs from first_out) hold this rank's
+ * partials; make them the reductions over all ranks. */
+static void shard_combine_reductions(CEmit *c, IrStmt *s, int first_out) {
+    BeBuf *b = c->b;
+    int o = first_out;
+    for (int i = 0; i < s->nreds; i++) {
+        IrOperator *op = &s->reds[i];
+        const char *builtin = shard_builtin_op(op);
+        if (builtin) {
+            const char *v = be_vname(s->outs[o]);
+            be_line(b, "gpuc_comm_rc |= comm->all_reduce(comm, &%s, &%s, 1, %s, %s, NULL);", v, v,
+                    comm_type(op->op->ptypes[0]), builtin);
+            o++;
+            continue;
+        }
+        be_line(b, "{");
+        b->indent++;
+        char **vals = calloc((size_t)op->arity + 1, sizeof *vals);
+        for (int k = 0; k < op->arity; k++) { vals[k] = be_strf(&c->x, "%s", be_vname(s->outs[o + k])); }
+        char **acc = declare_accs(c, op, "ra", i);
+        shard_gather_fold(c, op, vals, acc, false);
+        for (int k = 0; k < op->arity; k++) { be_line(b, "%s = %s;", vals[k], acc[k]); }
+        free(acc);
+        free(vals);
+        b->indent--;
+        be_line(b, "}");
+        be_expr_reset(&c->x);
+        o += op->arity;
+    }
+}
+
 static bool is_result(IrEntry *e, IrValue *v, int before) {
     for (int i = 0; i < before; i++) { if (e->results[i] == v) { return true; } }
     return false;
@@ -469,12 +725,14 @@ static bool is_result(IrEntry *e, IrValue *v, int before) {
 
 static void emit_entry(CEmit *c, IrEntry *e) {
     BeBuf *b = c->b;
-    be_printf(b, "/* %s:%d: entry %s */\n", c->m->file, e->line, e->name);
-    be_entry_signature(b, e, "gpuc_entry_", NULL);
+    be_printf(b, "/* %s:%d: entry %s%s */\n", c->m->file, e->line, e->name, c->shard ? ", sharded" : "");
+    if (c->shard) { shard_signature(b, e); }
+    else { be_entry_signature(b, e, "gpuc_entry_", NULL); }
     be_printf(b, " {\n");
     b->indent = 1;
     c->e = e;
     c->x.ntmp = 0;
+    if (c->shard) { shard_sizes(c); }
     for (int i = 0; i < e->nstmts; i++) {
         IrStmt *s = e->stmts[i];
         if (s->dead) { continue; }
@@ -491,7 +749,7 @@ static void emit_entry(CEmit *c, IrEntry *e) {
         }
     }
     /* an index out of bounds anywhere fails the entry (no results) */
-    be_line(b, "if (gpuc_oob_hit) {");
+    be_line(b, c->shard ? "if (gpuc_oob_hit || gpuc_comm_rc) {" : "if (gpuc_oob_hit) {");
     b->indent++;
     for (int i = 0; i < e->nstmts; i++) {
         IrStmt *s = e->stmts[i];
@@ -500,7 +758,7 @@ static void emit_entry(CEmit *c, IrEntry *e) {
             if (s->outs[o]->rank) { be_line(b, "free(%s);", be_vname(s->outs[o])); }
         }
     }
-    be_line(b, "return 2;");
+    be_line(b, c->shard ? "return gpuc_oob_hit ? 2 : 3;" : "return 2;");
     b->indent--;
     be_line(b, "}");
     /* results: hand arrays over (copying inputs and repeats), free the rest */
@@ -554,6 +812,203 @@ int be_emit_c(FILE *out, IrModule *m) {
     be_printf(&b, "#ifdef GPUC_MAIN\n");
     be_main(&b, m);
     be_printf(&b, "#endif /* GPUC_MAIN */\n");
+    fwrite(b.p, 1, b.n, out);
+    be_buf_free(&b);
+    be_expr_free(&c.x);
+    return 0;
+}
+
+/* ---- --emit=c-shard: the sharded entries after the plain ones ---- */
+
+static void shard_prelude(BeBuf *b, bool table) {
+    be_printf(b,
+        "\n/* ---- sharded entries (gpuc --emit=c-shard, docs/sharding.md) ---- */\n"
+        "/* the collectives' vtable, as in runtime/gpuc_comm.h (ORDER COMM VTABLE) */\n"
+        "#ifndef GPUC_COMM_VTABLE\n"
+        "#define GPUC_COMM_VTABLE\n"
+        "/* Element types of all_reduce. grep \"ORDER COMM TYPE\" (gpuc_comm_threads.c). */\n"
+        "typedef enum GpucCommType {\n"
+        "    GPUC_COMM_I32,   /* int32_t, sums wrap */\n"
+        "    GPUC_COMM_I64,   /* int64_t, sums wrap */\n"
+        "    GPUC_COMM_U32,   /* uint32_t */\n"
+        "    GPUC_COMM_U64,   /* uint64_t */\n"
+        "    GPUC_COMM_F32,   /* float */\n"
+        "    GPUC_COMM_F64,   /* double */\n"
+        "} GpucCommType;\n"
+        "\n"
+        "/* Built-in reduction operators of all_reduce (NCCL's ncclSum, ncclMin, ncclMax). */\n"
+        "typedef enum GpucCommOp {\n"
+        "    GPUC_COMM_SUM,\n"
+        "    GPUC_COMM_MIN,\n"
+        "    GPUC_COMM_MAX,\n"
+        "} GpucCommOp;\n"
+        "\n"
+        "typedef struct GpucComm GpucComm;\n"
+        "struct GpucComm {\n"
+        "    int rank;           /* this rank, 0 .. size-1 */\n"
+        "    int size;           /* number of ranks */\n"
+        "    void *impl;         /* the implementation's state (shared by all ranks on the CPU) */\n"
+        "    /* recv[r * bytes .. (r + 1) * bytes) = rank r's send[0 .. bytes), for every r. */\n"
+        "    int (*all_gather)(const GpucComm *comm, const void *send, void *recv, size_t bytes, void *stream);\n"
+        "    /* recv[k] = op over ranks of send[k], k < count; the same on every rank.\n"
+        "     * send and recv may be the same buffer. */\n"
+        "    int (*all_reduce)(const GpucComm *comm, const void *send, void *recv, size_t count, GpucCommType type,\n"
+        "                      GpucCommOp op, void *stream);\n"
+        "    /* Returns once every rank has called it. */\n"
+        "    int (*barrier)(const GpucComm *comm);\n"
+        "};\n"
+        "#endif /* GPUC_COMM_VTABLE */\n"
+        "\n"
+        "#ifdef __GNUC__\n"
+        "#define GPUC_SHARD_UNUSED __attribute__((unused))\n"
+        "#else\n"
+        "#define GPUC_SHARD_UNUSED\n"
+        "#endif\n"
+        "/* global = the sum of the ranks' local sizes, offset = the sum over earlier ranks */\n"
+        "static GPUC_SHARD_UNUSED int gpuc_shard_size(const GpucComm *comm, int64_t local, int64_t *global, int64_t *offset) {\n"
+        "    int64_t *all = (int64_t *)gpuc_alloc((size_t)comm->size * sizeof(int64_t));\n"
+        "    int rc = comm->all_gather(comm, &local, all, sizeof local, NULL);\n"
+        "    *global = 0;\n"
+        "    *offset = 0;\n"
+        "    for (int r = 0; r < comm->size; r++) {\n"
+        "        if (r < comm->rank) { *offset += all[r]; }\n"
+        "        *global += all[r];\n"
+        "    }\n"
+        "    free(all);\n"
+        "    return rc;\n"
+        "}\n\n");
+    if (!table) { return; }
+    be_printf(b,
+        "/* What a generic driver needs to call an entry plain and sharded\n"
+        " * (tests/shard/Inputs/shard_check.c). */\n"
+        "typedef struct GpucShardArg {\n"
+        "    int kind;          /* scalar kind: 0 bool, 1 i32, 2 i64, 3 u32, 4 u64, 5 f32, 6 f64 */\n"
+        "    int rank;          /* 0, 1 or 2 */\n"
+        "    int size[2];       /* the entry's size variable of each dimension, or -1 */\n"
+        "    int64_t fixed[2];  /* when size[d] is -1: the constant size, or -1 (known at run time) */\n"
+        "    int sharded;       /* split over the ranks along the first dimension */\n"
+        "} GpucShardArg;\n"
+        "/* sizes: the entry's size variables (global for plain, local for sharded);\n"
+        " * args: each flattened parameter's data (scalars: a pointer to the value);\n"
+        " * results: scalar results are written through results[i]; array results\n"
+        " * are returned malloc'ed in results[i] with their shapes. */\n"
+        "typedef int (*GpucShardCall)(const GpucComm *comm, const int64_t *sizes, void *const *args, void **results,\n"
+        "                             int64_t (*shapes)[2]);\n"
+        "typedef struct GpucShardEntry {\n"
+        "    const char *name;\n"
+        "    int nsizes;\n"
+        "    const int *size_sharded;   /* per size variable: split over the ranks */\n"
+        "    int nargs;\n"
+        "    const GpucShardArg *args;\n"
+        "    int nresults;\n"
+        "    const GpucShardArg *results;\n"
+        "    GpucShardCall plain;       /* gpuc_entry_NAME (comm unused) */\n"
+        "    GpucShardCall sharded;     /* gpuc_shard_NAME */\n"
+        "} GpucShardEntry;\n\n");
+}
+
+static int size_index(IrEntry *e, const IrValue *v) {
+    for (int i = 0; i < e->nsizes; i++) {
+        IrShardSize *z = shard_of_value(e, e->sizes[i]);
+        if (e->sizes[i] == v || (z && z->local == v)) { return i; }
+    }
+    return -1;
+}
+
+static void shard_arg_row(BeBuf *b, IrEntry *e, const IrValue *v) {
+    int sz[2] = { -1, -1 };
+    long long fixed[2] = { 0, 0 };
+    for (int d = 0; d < v->rank; d++) {
+        sz[d] = size_index(e, v->dims[d]);
+        fixed[d] = sz[d] >= 0 ? 0 : v->dims[d]->has_const ? (long long)v->dims[d]->const_val : -1;
+    }
+    bool sharded = v->rank >= 1 && shard_of_value(e, v->dims[0]) != NULL;
+    be_printf(b, "    { %d, %d, { %d, %d }, { %lld, %lld }, %d },\n", (int)v->elem, v->rank, sz[0], sz[1], fixed[0], fixed[1],
+              sharded ? 1 : 0);
+}
+
+/* A GpucShardCall over gpuc_entry_NAME (prefix "gpuc_entry_", no comm) or gpuc_shard_NAME. */
+static void shard_wrapper(BeBuf *b, IrEntry *e, bool sharded) {
+    const char *kind = sharded ? "sharded" : "plain";
+    be_line(b, "static int gpuc_shard_call_%s_%s(const GpucComm *comm, const int64_t *sizes, void *const *args, void **results,", kind, e->name);
+    be_line(b, "                                 int64_t (*shapes)[2]) {");
+    b->indent++;
+    be_line(b, "(void)comm; (void)sizes; (void)args; (void)results; (void)shapes;");
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_line(b, "%s *o%d = NULL;", ct(e->results[i]->elem), i); }
+    }
+    be_printf(b, "%*sint rc = %s%s(%s", b->indent * 4, "", sharded ? "gpuc_shard_" : "gpuc_entry_", e->name, sharded ? "comm" : "");
+    bool first = !sharded;
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, "%ssizes[%d]", first ? "" : ", ", i); first = false; }
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        if (v->rank) { be_printf(b, "%s(const %s *)args[%d]", first ? "" : ", ", ct(v->elem), i); }
+        else { be_printf(b, "%s*(const %s *)args[%d]", first ? "" : ", ", ct(v->elem), i); }
+        first = false;
+    }
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_printf(b, "%s&o%d, shapes[%d]", first ? "" : ", ", i, i); }
+        else { be_printf(b, "%s(%s *)results[%d]", first ? "" : ", ", ct(e->results[i]->elem), i); }
+        first = false;
+    }
+    be_printf(b, ");\n");
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { be_line(b, "results[%d] = o%d;", i, i); }
+    }
+    be_line(b, "return rc;");
+    b->indent--;
+    be_line(b, "}");
+}
+
+static void shard_table(BeBuf *b, IrModule *m) {
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        be_printf(b, "static const int gpuc_shard_sizes_%s[] = {", e->name);
+        for (int k = 0; k < e->nsizes; k++) { be_printf(b, " %d,", shard_of_value(e, e->sizes[k]) ? 1 : 0); }
+        be_printf(b, " 0 };\n");
+        be_printf(b, "static const GpucShardArg gpuc_shard_args_%s[] = {\n", e->name);
+        for (int k = 0; k < e->nparams; k++) { shard_arg_row(b, e, e->params[k]); }
+        be_printf(b, "    { 0, 0, { -1, -1 }, { 0, 0 }, 0 },\n};\n");
+        be_printf(b, "static const GpucShardArg gpuc_shard_results_%s[] = {\n", e->name);
+        for (int k = 0; k < e->nresults; k++) { shard_arg_row(b, e, e->results[k]); }
+        be_printf(b, "    { 0, 0, { -1, -1 }, { 0, 0 }, 0 },\n};\n");
+        shard_wrapper(b, e, false);
+        shard_wrapper(b, e, true);
+        be_printf(b, "\n");
+    }
+    be_printf(b, "static GPUC_SHARD_UNUSED const GpucShardEntry gpuc_shard_entries[] = {\n");
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        be_printf(b, "    { \"%s\", %d, gpuc_shard_sizes_%s, %d, gpuc_shard_args_%s, %d, gpuc_shard_results_%s, "
+                     "gpuc_shard_call_plain_%s, gpuc_shard_call_sharded_%s },\n",
+                  e->name, e->nsizes, e->name, e->nparams, e->name, e->nresults, e->name, e->name, e->name);
+    }
+    be_printf(b, "    { NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL },\n};\n");
+    be_printf(b, "static GPUC_SHARD_UNUSED const int gpuc_shard_num_entries = %d;\n", m->nentries);
+}
+
+/* Call after be_emit_c wrote the plain entries and ir_shard rewrote the
+ * module: the entries it sharded, and with `table` (every entry sharded)
+ * the call table of shard_check. */
+int be_emit_c_shard(FILE *out, IrModule *m, bool table) {
+    BeBuf b = { 0 };
+    CEmit c = { 0 };
+    c.b = &b;
+    c.m = m;
+    c.x.b = &b;
+    c.x.cuda = false;
+    c.shard = true;
+    shard_prelude(&b, table);
+    for (int i = 0; i < m->nentries; i++) {
+        if (!m->entries[i]->sharded) { continue; }
+        shard_signature(&b, m->entries[i]);
+        be_printf(&b, ";\n");
+    }
+    be_printf(&b, "\n");
+    for (int i = 0; i < m->nentries; i++) {
+        if (m->entries[i]->sharded) { emit_entry(&c, m->entries[i]); }
+    }
+    if (table) { shard_table(&b, m); }
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     be_expr_free(&c.x);

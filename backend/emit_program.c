@@ -7,6 +7,9 @@
  *     one call), the launchers gpuc_dev_NAME (be_cuda_host_entries, shared
  *     with --emit=cuda), and per entry gpuc_run_cuda_NAME, which uploads the
  *     arguments, runs, and downloads the results;
+ *   - the sharded entries (docs/sharding.md) of the entries ir_shard accepts,
+ *     with per entry gpuc_run_shard_NAME(comm, args, results, ...) over
+ *     gpuc_shard_NAME, for `prog --ranks N` (runner/rn_ranks.c);
  *   - the GpucProgram table with the gdsl type strings, and main().
  * The kernels themselves are not in this file: they come as images
  * (cubins, PTX) compiled by the driver from --emit=cuda (driver/build_exe.c),
@@ -186,10 +189,18 @@ void be_runtime_host_prelude(BeBuf *b) {
         "    double *: gpuc_dread_f64, const double *: gpuc_dread_f64)(h, p, i, n, j, m)\n\n");
 }
 
+/* A size as the entry takes it: a sharded size's local value after ir_shard. */
+static IrValue *size_as_taken(IrEntry *e, IrValue *sv) {
+    for (int z = 0; z < e->nshards; z++) {
+        if (e->shards[z].global == sv) { return e->shards[z].local; }
+    }
+    return sv;
+}
+
 /* Sizes of an entry, from the first array argument that has them. */
 static void sizes_from_args(BeBuf *b, IrEntry *e) {
     for (int i = 0; i < e->nsizes; i++) {
-        IrValue *sv = e->sizes[i];
+        IrValue *sv = size_as_taken(e, e->sizes[i]);
         const char *src = NULL;
         char buf[64];
         for (int j = 0; j < e->nparams && !src; j++) {
@@ -221,9 +232,19 @@ static void result_storage(BeBuf *b, IrValue *v, int i, const char *fail) {
     be_line(b, "const int64_t cnt = out%d_shape[0] * out%d_shape[1];", i, i);
 }
 
-/* gpuc_run_c_NAME: the entry on the C backend for the runner. */
-static void adapter(BeBuf *b, IrEntry *e) {
-    be_line(b, "static int gpuc_run_c_%s(const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
+static const char *rc_message(bool shard) {
+    return shard ? "    snprintf(err, errlen, rc == 3 ? \"a collective failed\" : \"the entry failed (%d)\", rc);"
+                 : "    snprintf(err, errlen, \"the entry failed (%d)\", rc);";
+}
+
+/* gpuc_run_c_NAME: the entry on the C backend for the runner; with `shard`,
+ * gpuc_run_shard_NAME: one rank's call of gpuc_shard_NAME on its shards. */
+static void adapter(BeBuf *b, IrEntry *e, bool shard) {
+    if (shard) {
+        be_line(b, "static int gpuc_run_shard_%s(const GpucComm *comm, const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
+    } else {
+        be_line(b, "static int gpuc_run_c_%s(const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
+    }
     b->indent++;
     be_line(b, "(void)args; (void)results; (void)err; (void)errlen;");
     sizes_from_args(b, e);
@@ -236,9 +257,12 @@ static void adapter(BeBuf *b, IrEntry *e) {
             be_line(b, "%s out%d;", ir_scalar_ctype(v->elem), i);
         }
     }
-    be_printf(b, "%*sint rc = gpuc_entry_%s(", b->indent * 4, "", e->name);
-    bool first = true;
-    for (int i = 0; i < e->nsizes; i++) { be_printf(b, "%s%s", first ? "" : ", ", be_vname(e->sizes[i])); first = false; }
+    be_printf(b, "%*sint rc = %s%s(%s", b->indent * 4, "", shard ? "gpuc_shard_" : "gpuc_entry_", e->name, shard ? "comm" : "");
+    bool first = !shard;
+    for (int i = 0; i < e->nsizes; i++) {
+        be_printf(b, "%s%s", first ? "" : ", ", be_vname(size_as_taken(e, e->sizes[i])));
+        first = false;
+    }
     for (int i = 0; i < e->nparams; i++) {
         IrValue *v = e->params[i];
         if (v->rank) { be_printf(b, "%s(const %s *)args[%d].data", first ? "" : ", ", ir_scalar_ctype(v->elem), i); }
@@ -257,7 +281,7 @@ static void adapter(BeBuf *b, IrEntry *e) {
     be_line(b, "        gpuc_oob_hit = 0;");
     be_line(b, "        return rc;");
     be_line(b, "    }");
-    be_line(b, "    snprintf(err, errlen, \"the entry failed (%%d)\", rc);");
+    be_line(b, "%s", rc_message(shard));
     be_line(b, "    return rc;");
     be_line(b, "}");
     for (int i = 0; i < e->nresults; i++) {
@@ -362,7 +386,26 @@ static void cuda_adapter(BeBuf *b, IrEntry *e) {
     be_printf(b, "\n");
 }
 
-int be_emit_program(FILE *out, IrModule *m);
+/* Which components of the arguments and results are split over the ranks. */
+static void rank_table(BeBuf *b, IrEntry *e) {
+    be_printf(b, "static const unsigned char gpuc_rank_args_%s[] = {", e->name);
+    for (int i = 0; i < e->nparams; i++) {
+        IrValue *v = e->params[i];
+        bool split = false;
+        for (int z = 0; z < e->nshards && v->rank; z++) { split = split || e->shards[z].local == v->dims[0]; }
+        be_printf(b, " %d,", split ? 1 : 0);
+    }
+    be_printf(b, " 0 };\nstatic const unsigned char gpuc_rank_results_%s[] = {", e->name);
+    for (int i = 0; i < e->nresults; i++) {
+        IrValue *v = e->results[i];
+        bool split = false;
+        for (int z = 0; z < e->nshards && v->rank; z++) { split = split || e->shards[z].local == v->dims[0]; }
+        be_printf(b, " %d,", split ? 1 : 0);
+    }
+    be_printf(b, " 0 };\n");
+    be_printf(b, "static const GpucShardInfo gpuc_shard_info_%s = { gpuc_run_shard_%s, gpuc_rank_args_%s, gpuc_rank_results_%s };\n\n",
+              e->name, e->name, e->name, e->name);
+}
 
 int be_emit_program(FILE *out, IrModule *m) {
     if (be_emit_c(out, m) != 0) {
@@ -371,7 +414,7 @@ int be_emit_program(FILE *out, IrModule *m) {
     BeBuf b = { 0 };
     be_printf(&b, "\n/* ---- the program table for the runner (runner/gpuc_program.h) ---- */\n");
     be_printf(&b, "#include \"gpuc_program.h\"\n\n");
-    for (int i = 0; i < m->nentries; i++) { adapter(&b, m->entries[i]); }
+    for (int i = 0; i < m->nentries; i++) { adapter(&b, m->entries[i], false); }
     be_runtime_host_prelude(&b);
     be_cuda_host_entries(&b, m);
     for (int i = 0; i < m->nentries; i++) { cuda_adapter(&b, m->entries[i]); }
@@ -386,6 +429,21 @@ int be_emit_program(FILE *out, IrModule *m) {
                   "#define GPUC_IMAGE_TABLE NULL\n"
                   "#define GPUC_RUN_CUDA(f) NULL\n"
                   "#endif\n\n");
+    /* the sharded entries: ir_shard rewrites the module in place, so after
+     * everything above (text already) that needs the plain IR */
+    fwrite(b.p, 1, b.n, out);
+    b.n = 0;
+    ir_shard(m, false);
+    if (be_emit_c_shard(out, m, false) != 0) {
+        be_buf_free(&b);
+        return 1;
+    }
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        if (!e->sharded) { continue; }
+        adapter(&b, e, true);
+        rank_table(&b, e);
+    }
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         be_printf(&b, "static const GpucParam gpuc_params_%s[] = {\n", e->name);
@@ -404,9 +462,11 @@ int be_emit_program(FILE *out, IrModule *m) {
         IrEntry *e = m->entries[i];
         be_printf(&b, "    { \"%s\", %d, gpuc_params_%s, ", e->name, e->ngroups_in, e->name);
         c_string(&b, e->result_type ? e->result_type : "?");
-        be_printf(&b, ", gpuc_run_c_%s, GPUC_RUN_CUDA(gpuc_run_cuda_%s) },\n", e->name, e->name);
+        be_printf(&b, ", gpuc_run_c_%s, GPUC_RUN_CUDA(gpuc_run_cuda_%s), ", e->name, e->name);
+        if (e->sharded) { be_printf(&b, "&gpuc_shard_info_%s },\n", e->name); }
+        else { be_printf(&b, "NULL },\n"); }
     }
-    if (!m->nentries) { be_printf(&b, "    { 0, 0, 0, 0, 0, 0 },\n"); }
+    if (!m->nentries) { be_printf(&b, "    { 0, 0, 0, 0, 0, 0, 0 },\n"); }
     be_printf(&b, "};\n");
     be_printf(&b, "static const GpucProgram gpuc_program = { \"%s\", %d, gpuc_entries, GPUC_NUM_IMAGES, GPUC_IMAGE_TABLE };\n\n", "gpuc", m->nentries);
     be_printf(&b, "int main(int argc, char **argv) {\n    return gpuc_program_main(&gpuc_program, argc, argv);\n}\n");

@@ -332,6 +332,13 @@ static int compile_program(Compilation *c)
     case GPUC_EMIT_C:
         rc = be_emit_c(out, m);
         break;
+    case GPUC_EMIT_C_SHARD:
+        /* the plain entries, then the pass rewrites the module into sharded ones */
+        rc = be_emit_c(out, m);
+        if (!rc && ir_shard(m, true)) {
+            rc = be_emit_c_shard(out, m, true);
+        }
+        break;
     case GPUC_EMIT_PROGRAM:
         rc = be_emit_program(out, m);
         break;
@@ -360,7 +367,7 @@ static bool check_options(Compilation *c)
         fe_error_noloc("give the program as a path or as source text (exactly one of them)");
         return false;
     }
-    if ((int)c->emit < GPUC_EMIT_CHECK || (int)c->emit > GPUC_EMIT_MANIFEST) {
+    if ((int)c->emit < GPUC_EMIT_CHECK || (int)c->emit > GPUC_EMIT_C_SHARD) {
         fe_error_noloc("unknown emit kind %d", (int)c->emit);
         return false;
     }
@@ -435,7 +442,7 @@ int gpuc_compiler_emit_kind(const char *name)
         [GPUC_EMIT_CHECK] = "check", [GPUC_EMIT_TOKENS] = "tokens",       [GPUC_EMIT_AST] = "ast",
         [GPUC_EMIT_PARAMS] = "params", [GPUC_EMIT_IR] = "ir",             [GPUC_EMIT_IR_UNFUSED] = "ir-unfused",
         [GPUC_EMIT_C] = "c",           [GPUC_EMIT_CUDA] = "cuda",         [GPUC_EMIT_PROGRAM] = "program",
-        [GPUC_EMIT_LIB] = "lib",       [GPUC_EMIT_MANIFEST] = "manifest",
+        [GPUC_EMIT_LIB] = "lib",       [GPUC_EMIT_MANIFEST] = "manifest", [GPUC_EMIT_C_SHARD] = "c-shard",
     };
     for (int i = 0; name && i < (int)(sizeof names / sizeof *names); i++) {
         if (strcmp(names[i], name) == 0) {

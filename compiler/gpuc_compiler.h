@@ -54,6 +54,9 @@ typedef enum GpucEmit {
     GPUC_EMIT_MANIFEST,    /* "manifest": NAME.json alone: the entries with their
                               parameters, types, source lines and template parameters,
                               for a host that wants the signatures without emitting */
+    GPUC_EMIT_C_SHARD,     /* "source": reference C, then the sharded entries over
+                              runtime/gpuc_comm.h and their call table (--emit=c-shard,
+                              docs/sharding.md) */
 } GpucEmit;
 
 /* What gpuc_compiler_compile returns (and gpuc_compiler_result_status). */

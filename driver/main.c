@@ -55,7 +55,8 @@ static void usage(FILE *out)
             "options:\n"
             "  --emit=KIND        print KIND: ast (the checked program), tokens, ir (after\n"
             "                     fusion), ir-unfused, c (reference C), cuda (CUDA C, also\n"
-            "                     an nvcc include: docs/cuda_include.md)\n"
+            "                     an nvcc include: docs/cuda_include.md), c-shard (reference\n"
+            "                     C plus sharded entries: docs/sharding.md)\n"
             "  --emit=lib -o DIR/libNAME  build a library: libNAME.a, libNAME.so, NAME.h,\n"
             "                     NAME.json (docs/library.md)\n"
             "  --dump-after=PASS  print the IR after pass PASS\n"
@@ -336,7 +337,7 @@ static int compile(FeArena *a, const Options *o)
         DrvBuildOptions bo = { o->entry, o->arch, o->gpuc_home, false };
         return drv_build_exe(&co, &bo, o->output); /* -o without --emit: an executable */
     }
-    static const char *const text_kinds[] = { "ast", "ir", "ir-unfused", "c", "cuda", "program", NULL };
+    static const char *const text_kinds[] = { "ast", "ir", "ir-unfused", "c", "c-shard", "cuda", "program", NULL };
     for (int i = 0; text_kinds[i]; i++) {
         if (strcmp(o->emit, text_kinds[i]) == 0) {
             return emit_text(a, o, &co, (GpucEmit)gpuc_compiler_emit_kind(o->emit));
@@ -352,7 +353,7 @@ static int compile(FeArena *a, const Options *o)
         DrvBuildOptions bo = { NULL, o->arch, o->gpuc_home, false };
         return drv_build_lib(&co, &bo, o->output);
     }
-    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c, cuda or lib)\n", o->emit);
+    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c, c-shard, cuda or lib)\n", o->emit);
     return 2;
 }
 

@@ -22,11 +22,11 @@ static const GpucParam tuple_params[] = {{"t", "(u32[n], f64[3], bool)"}, {"m", 
 static const GpucParam size_params[] = {{"n", "i64"}, {"v", "i32[n]"}};
 
 static const GpucEntry entries[] = {
-    {"saxpy", 3, saxpy_params, "f32[n]", NULL, NULL},
-    {"mixed", 3, mixed_params, "(f32[n], i64[_][m])", NULL, NULL},
-    {"points", 2, struct_params, "Point { x: f32, y: f64, id: u32 }[n]", NULL, NULL},
-    {"tuple", 2, tuple_params, "(u32[n], f64)", NULL, NULL},
-    {"sized", 2, size_params, "i32[n]", NULL, NULL},
+    {"saxpy", 3, saxpy_params, "f32[n]", NULL, NULL, NULL},
+    {"mixed", 3, mixed_params, "(f32[n], i64[_][m])", NULL, NULL, NULL},
+    {"points", 2, struct_params, "Point { x: f32, y: f64, id: u32 }[n]", NULL, NULL, NULL},
+    {"tuple", 2, tuple_params, "(u32[n], f64)", NULL, NULL, NULL},
+    {"sized", 2, size_params, "i32[n]", NULL, NULL, NULL},
 };
 #define NUM_ENTRIES ((int)(sizeof entries / sizeof entries[0]))
 
@@ -86,7 +86,7 @@ static void fuzz_npy(const unsigned char *data, size_t len)
       {"bool[n][m]", "i32[n][m]", "i64[n][m]", "u32[n][m]", "u64[n][m]", "f32[n][m]", "f64[n][m]"},
   };
   GpucParam param = {"x", types[v.rank][v.kind]};
-  GpucEntry entry = {"npy", 1, &param, "f64", NULL, NULL};
+  GpucEntry entry = {"npy", 1, &param, "f64", NULL, NULL, NULL};
   RnSig sig;
   if (rn_sig_init(&sig, &entry, &e) == 0) {
     RnSizes sizes;

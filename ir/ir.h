@@ -216,6 +216,7 @@ struct IrStmt {
                          * SEGRED: red outs ++ post outs */
     const char *note;   /* fusion notes (explain) */
     bool dead;
+    bool sharded;       /* ir_shard: runs on this rank's shard of w[0] (docs/sharding.md) */
 };
 
 /* Number of map results feeding scans, reductions, and mapped outputs. */
@@ -294,7 +295,18 @@ typedef struct {
     const char *explain; /* text for --explain-fusion */
     const char **param_types; /* gdsl type string of each source parameter ("f32[n]") */
     const char *result_type;  /* gdsl type string of the result */
+    int nshards;
+    struct IrShardSize *shards; /* ir_shard: the sharded sizes, parameters' first */
+    bool sharded;       /* ir_shard rewrote this entry (nothing refused in it) */
 } IrEntry;
+
+/* A size split over the ranks (ir/shard.c, docs/sharding.md). */
+typedef struct IrShardSize {
+    IrValue *global;    /* what the program sees: the sum over ranks (FREE uses) */
+    IrValue *local;     /* this rank's part: loop widths and array dimensions */
+    IrValue *offset;    /* elements on the ranks before this one */
+    bool is_param;      /* bound by the parameters (else a filter's count) */
+} IrShardSize;
 
 typedef struct {
     IrArena *arena;
@@ -370,6 +382,10 @@ void ir_fuse_dependent_reduce(IrModule *m);  /* ir/fuse_dependent_reduce.c */
 void ir_fuse_rows(IrModule *m);              /* ir/fuse_rows.c */
 void ir_dce(IrModule *m);                    /* ir/dce.c */
 void ir_to_kernels(IrModule *m);             /* ir/to_kernels.c */
+/* ir/shard.c: rewrite every entry into its sharded form (docs/sharding.md);
+ * false when some entry reads across shards (reported as errors when
+ * `report`, else that entry is only left with `sharded` false). */
+bool ir_shard(IrModule *m, bool report);
 
 /* ---- pipeline (ir/pipeline.c) ---- */
 typedef struct {

@@ -101,6 +101,18 @@ typedef int (*GpucRunC)(const GpucValue *args, GpucValue *results, char *err, si
 typedef int (*GpucRunCuda)(GpucContext *ctx, GpucModule *module, GpucRun *run, const GpucValue *args,
                            GpucValue *results, char *err, size_t errlen);
 
+/* Sharded entries (docs/sharding.md): one rank's call on its shards, over a
+ * communicator of runtime/gpuc_comm.h. args are this rank's parts (sharded
+ * components hold its rows, their shape[0] the local count); results as for
+ * GpucRunC, sharded ones with this rank's rows. */
+struct GpucComm;
+typedef int (*GpucRunShard)(const struct GpucComm *comm, const GpucValue *args, GpucValue *results, char *err,
+                            size_t errlen);
+typedef struct GpucShardInfo {
+  GpucRunShard run;
+  const unsigned char *args_split;     /* per argument component: 1 = split by rows over the ranks */
+  const unsigned char *results_split;  /* per result component: 1 = each rank returns its rows */
+} GpucShardInfo;
 typedef struct GpucParam {
   const char *name;  /* parameter name, "x" */
   const char *type;  /* gdsl type string, "f32[n]" (see above) */
@@ -113,6 +125,8 @@ typedef struct GpucEntry {
   const char *result_type;  /* gdsl type string of the result, "f32[n]", "(i32[n], i32[n])" */
   GpucRunC run_c;           /* reference C backend; may be NULL if absent */
   GpucRunCuda run_cuda;     /* CUDA backend; may be NULL if absent */
+  const GpucShardInfo *shard; /* the C backend's sharded entry (`--ranks N`); NULL if the
+                                 entry cannot be sharded or was built before it existed */
 } GpucEntry;
 
 typedef struct GpucProgram {

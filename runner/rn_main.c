@@ -46,6 +46,7 @@ typedef struct Options {
   int num_outs;
   Backend backend;
   long runs;                           /* -r N: 0 means one untimed-warm-up-free run */
+  long ranks;                          /* --ranks N: the sharded entry on N threads; 0: unsharded */
   const char *times_path;              /* -t FILE */
   bool profile;
   bool random;
@@ -119,6 +120,7 @@ static void usage(FILE *out, const GpucProgram *prog)
           "                         for tuples and structs), or one file per component; default: text on stdout\n"
           "  --backend=auto|cuda|c  auto (default): the GPU when one is usable, else the C backend\n"
           "  -r N                   run N timed times after one warm-up run\n"
+          "  --ranks N              the entry sharded over N ranks (threads, C backend; docs/sharding.md)\n"
           "  -t FILE                write each timed run's time in microseconds, one per line\n"
           "  --profile              the runtime's per-kernel profile table on stderr (CUDA backend)\n"
           "  --random SIZES         generate the arguments not given as files: SIZES like n=1000000,m=64\n"
@@ -305,6 +307,14 @@ static int parse_options(Options *o, int argc, char **argv)
       }
       if (!parse_count(v, &o->runs) || o->runs < 1) {
         error("-r: expected a positive number of runs, found '%s'", v);
+        return -1;
+      }
+    } else if (is_option(a, "--ranks")) {
+      if (!(v = option_value(argc, argv, &i, "--ranks"))) {
+        return -1;
+      }
+      if (!parse_count(v, &o->ranks) || o->ranks < 1 || o->ranks > 1024) {
+        error("--ranks: expected a number of ranks from 1 to 1024, found '%s'", v);
         return -1;
       }
     } else if (strcmp(a, "-t") == 0 || is_option(a, "--times")) {
@@ -745,6 +755,7 @@ typedef struct Runner {
   const RnSig *sig;
   Backend backend;           /* BACKEND_C or BACKEND_CUDA once chosen */
   Device *dev;
+  int ranks;                 /* --ranks: the C backend's sharded entry on this many ranks */
 } Runner;
 
 static double now_us(void)
@@ -759,6 +770,18 @@ static int setup_backend(Runner *rn, const GpucProgram *prog, const Options *o)
 {
   const GpucEntry *entry = rn->sig->entry;
   rn->backend = BACKEND_C;
+  if (o->ranks > 0) {
+    if (o->backend == BACKEND_CUDA) {
+      error("--ranks: sharded entries run on the C backend for now (NCCL is not built in yet); use --backend=c");
+      return -1;
+    }
+    if (!entry->shard) {
+      error("entry '%s' cannot run sharded (`gpuc --emit=c-shard` says why)", entry->name);
+      return -1;
+    }
+    rn->ranks = (int)o->ranks;
+    return 0;
+  }
   if (o->backend == BACKEND_C) {
     if (!entry->run_c) {
       error("entry '%s' has no C backend", entry->name);
@@ -844,7 +867,8 @@ static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const Gpu
   }
   if (rn->backend == BACKEND_C) {
     double t0 = now_us();
-    rc = entry->run_c(args, res, err, sizeof err);
+    rc = rn->ranks ? rn_run_ranks(entry->shard, rn->ranks, sig->nargs, args, sig->nres, res, err, sizeof err)
+                   : entry->run_c(args, res, err, sizeof err);
     *us = now_us() - t0;
   } else {
     Device *dev = rn->dev;

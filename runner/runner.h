@@ -124,6 +124,14 @@ void rn_sig_free(RnSig *sig);
  * ranks of t's leaves under the name prefix. */
 void rn_type_components(const RnType *t, const char *prefix, int value, RnComp *comps);
 
+/* ---- rn_ranks.c ---- */
+
+/* `--ranks N`: the entry's sharded form on N threads as ranks, arguments
+ * split by rows, results gathered into `results` as an unsharded run fills
+ * them. 0 on success, else nonzero with a message in err. */
+int rn_run_ranks(const GpucShardInfo *info, int ranks, int nargs, const GpucValue *args, int nres, GpucValue *results,
+                 char *err, size_t errlen);
+
 /* ---- rn_text.c ---- */
 
 typedef struct RnReader {

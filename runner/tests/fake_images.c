@@ -60,7 +60,7 @@ done:
 }
 
 static const GpucParam saxpy_params[] = {{"a", "f32"}, {"x", "f32[n]"}, {"y", "f32[n]"}};
-static const GpucEntry entries[] = {{"saxpy", 3, saxpy_params, "f32[n]", saxpy_c, saxpy_cuda}};
+static const GpucEntry entries[] = {{"saxpy", 3, saxpy_params, "f32[n]", saxpy_c, saxpy_cuda, NULL}};
 
 int main(int argc, char **argv)
 {

@@ -252,19 +252,19 @@ static const GpucParam scale_params[] = {{"A", "f64[n][m]"}, {"s", "f64"}, {"w",
 #endif
 
 static const GpucEntry entries[] = {
-    {"saxpy", 3, saxpy_params, "f32[n]", saxpy_c, saxpy_cuda},
+    {"saxpy", 3, saxpy_params, "f32[n]", saxpy_c, saxpy_cuda, NULL},
 #ifndef FAKE_SINGLE
-    {"sum", 1, sum_params, "f64", sum_c, NULL},
-    {"transpose", 1, transpose_params, "i32[m][n]", transpose_c, NULL},
-    {"divmod", 2, divmod_params, "(i32[n], i32[n])", divmod_c, NULL},
-    {"move", 1, move_params, "Point { x: f32, y: f32 }[n]", move_c, NULL},
-    {"scalars", 7, scalars_params, "(bool, i32, i64, u32, u64, f32, f64)", scalars_c, NULL},
-    {"positives", 1, positives_params, "f32[_]", positives_c, NULL},
-    {"iota", 1, iota_params, "i64[n]", iota_c, NULL},
-    {"norm3", 1, norm3_params, "f64", norm3_c, NULL},
-    {"pick", 1, pick_params, "(f32, i32)", pick_c, NULL},
-    {"at", 2, at_params, "f32", at_c, NULL},
-    {"scale", 3, scale_params, "(f64[n][m], f64)", scale_c, NULL},
+    {"sum", 1, sum_params, "f64", sum_c, NULL, NULL},
+    {"transpose", 1, transpose_params, "i32[m][n]", transpose_c, NULL, NULL},
+    {"divmod", 2, divmod_params, "(i32[n], i32[n])", divmod_c, NULL, NULL},
+    {"move", 1, move_params, "Point { x: f32, y: f32 }[n]", move_c, NULL, NULL},
+    {"scalars", 7, scalars_params, "(bool, i32, i64, u32, u64, f32, f64)", scalars_c, NULL, NULL},
+    {"positives", 1, positives_params, "f32[_]", positives_c, NULL, NULL},
+    {"iota", 1, iota_params, "i64[n]", iota_c, NULL, NULL},
+    {"norm3", 1, norm3_params, "f64", norm3_c, NULL, NULL},
+    {"pick", 1, pick_params, "(f32, i32)", pick_c, NULL, NULL},
+    {"at", 2, at_params, "f32", at_c, NULL, NULL},
+    {"scale", 3, scale_params, "(f64[n][m], f64)", scale_c, NULL, NULL},
 #endif
 };
 

@@ -1,0 +1,75 @@
+/* gpuc_comm.h: the collectives sharded entries combine through (docs/sharding.md).
+ *
+ * A GpucComm is a small vtable over a communicator of `size` ranks. Generated
+ * sharded entries (gpuc --emit=c-shard) call only these members. The CPU
+ * implementation (gpuc_comm_threads.c) runs ranks as threads of one process;
+ * an NCCL implementation fills the same members from an ncclComm_t:
+ *   all_gather = ncclAllGather(send, recv, bytes, ncclUint8, comm, stream)
+ *   all_reduce = ncclAllReduce(send, recv, count, type, op, comm, stream)
+ * `stream` is a cudaStream_t / CUstream there, NULL on the CPU.
+ * Every member returns 0 on success, nonzero on failure.
+ */
+#ifndef GPUC_COMM_H
+#define GPUC_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The vtable. Generated code (backend/emit_c.c, shard_prelude) carries a
+ * copy of this block under the same guard, so that generated programs
+ * need no header beyond the runner's: grep "ORDER COMM VTABLE" if you change it. */
+#ifndef GPUC_COMM_VTABLE
+#define GPUC_COMM_VTABLE
+/* Element types of all_reduce. grep "ORDER COMM TYPE" (gpuc_comm_threads.c). */
+typedef enum GpucCommType {
+    GPUC_COMM_I32,   /* int32_t, sums wrap */
+    GPUC_COMM_I64,   /* int64_t, sums wrap */
+    GPUC_COMM_U32,   /* uint32_t */
+    GPUC_COMM_U64,   /* uint64_t */
+    GPUC_COMM_F32,   /* float */
+    GPUC_COMM_F64,   /* double */
+} GpucCommType;
+
+/* Built-in reduction operators of all_reduce (NCCL's ncclSum, ncclMin, ncclMax). */
+typedef enum GpucCommOp {
+    GPUC_COMM_SUM,
+    GPUC_COMM_MIN,
+    GPUC_COMM_MAX,
+} GpucCommOp;
+
+typedef struct GpucComm GpucComm;
+struct GpucComm {
+    int rank;           /* this rank, 0 .. size-1 */
+    int size;           /* number of ranks */
+    void *impl;         /* the implementation's state (shared by all ranks on the CPU) */
+    /* recv[r * bytes .. (r + 1) * bytes) = rank r's send[0 .. bytes), for every r. */
+    int (*all_gather)(const GpucComm *comm, const void *send, void *recv, size_t bytes, void *stream);
+    /* recv[k] = op over ranks of send[k], k < count; the same on every rank.
+     * send and recv may be the same buffer. */
+    int (*all_reduce)(const GpucComm *comm, const void *send, void *recv, size_t count, GpucCommType type,
+                      GpucCommOp op, void *stream);
+    /* Returns once every rank has called it. */
+    int (*barrier)(const GpucComm *comm);
+};
+#endif /* GPUC_COMM_VTABLE */
+
+/* ---- the CPU implementation: ranks are threads of one process ---- */
+typedef struct GpucCommThreads GpucCommThreads;
+/* N ranks sharing one state; NULL if size < 1 or out of memory. */
+GpucCommThreads *gpuc_comm_threads_new(int size);
+void gpuc_comm_threads_free(GpucCommThreads *t);
+/* Rank r's communicator, to be used by one thread only. */
+const GpucComm *gpuc_comm_threads_rank(GpucCommThreads *t, int rank);
+/* Run fn(rank's comm, arg, rank) on `size` threads and join them; returns the
+ * first nonzero fn result in rank order, or -1 if threads could not start. */
+int gpuc_comm_threads_run(int size, int (*fn)(const GpucComm *comm, void *arg, int rank), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUC_COMM_H */
