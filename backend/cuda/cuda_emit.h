@@ -94,6 +94,10 @@ void emit_scan(CuEmit *c, IrKernel *k);
 
 /* rows.c */
 RowStash row_stash(const IrKernel *k);
+/* A row kernel with a stash has a register-only twin, NAME_regs, for rows
+ * of at most block x items vectors, with more blocks per SM (rows.c:
+ * row_regs_min_blocks).  grep "ROW REGS": the launcher picks it. */
+const char *row_regs_name(CuEmit *c, const IrKernel *k);
 int row_static_shared(const IrKernel *k);
 void emit_segred_row(CuEmit *c, IrKernel *k);
 

@@ -253,10 +253,19 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "    g_tpr /= 2;");
         be_line(b, "}");
         be_line(b, "unsigned g_tpb = %d;", tpb0);
-        if (st.on) { be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */"); }
+        if (st.on) {
+            /* rows the registers of a block hold: NAME_regs (grep "ROW REGS") */
+            be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */");
+            be_line(b, "const bool g_regs = %s <= (int64_t)%d;  /* the register-only kernel */", cols, k->block * per);
+        }
         be_line(b, "if (%s > (int64_t)%d) {", cols, 32 * per);
         if (st.on) {
             int vb = 16 * k->stmt->nins;  /* bytes of a stash vector per lane, every input */
+            be_line(b, "    if (g_regs) {");
+            be_line(b, "        for (g_tpb = %du; (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, per, cols);
+            be_line(b, "        }");
+            be_line(b, "    } else {");
+            b->indent++;
             be_line(b, "    /* the stash may take the device's opt-in limit less the static shared memory, at most %d bytes a block and %d a thread */",
                     ROW_STASH_BLOCK_BYTES, ROW_STASH_LANE_BYTES);
             be_line(b, "    const int64_t g_smax = (int64_t)gpuc_h_shared_max(gpuc_h) - %d;", row_static_shared(k));
@@ -276,6 +285,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "    if (g_need < (int64_t)g_sv) {");
             be_line(b, "        g_sv = g_need > 0 ? (int)g_need : 0;");
             be_line(b, "    }");
+            b->indent--;
+            be_line(b, "    }");
         } else {
             be_line(b, "    for (g_tpb = %d; g_tpb < %du && (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, k->block, per, cols);
             be_line(b, "    }");
@@ -290,7 +301,24 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         if (st.on) { kp_add(c, &p, "", "g_sv"); }
         be_line(b, "if (%s > 0) {", rows);
         b->indent++;
-        launch_block(c, k, &p, "g_grid", "1", "g_tpb", st.on ? "g_shared" : "0");
+        if (st.on) {
+            /* the register-only kernel takes the same arguments less g_sv (the last) */
+            IrKernel regs = *k;
+            KParams pr = p;
+            regs.name = row_regs_name(c, k);
+            pr.n--;
+            be_line(b, "if (g_regs) {");
+            b->indent++;
+            launch_block(c, &regs, &pr, "g_grid", "1", "g_tpb", "0");
+            b->indent--;
+            be_line(b, "} else {");
+            b->indent++;
+            launch_block(c, k, &p, "g_grid", "1", "g_tpb", "g_shared");
+            b->indent--;
+            be_line(b, "}");
+        } else {
+            launch_block(c, k, &p, "g_grid", "1", "g_tpb", "0");
+        }
         b->indent--;
         be_line(b, "}");
         break;

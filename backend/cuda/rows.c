@@ -212,10 +212,24 @@ static bool post_reads(const IrLambda *post) {
     return false;
 }
 
+/* Set while emit_segred_row writes the register-only variant (ROW REGS):
+ * that kernel has no stash and no loop beyond the registers. */
+static bool row_regs_variant;
+
+/* The register-only variant's blocks per SM (__launch_bounds__): ptxas,
+ * sm_90, at 256 threads: f32 softmax and LayerNorm take 105 and 89
+ * registers unbounded, 80 at 3 blocks (no spills) and spill 300-600 bytes
+ * at 4 (64 registers: the row's 32 values a thread, its pointers and
+ * indices); f64 softmax takes 113 and spills at 3, so 8-byte rows keep 2. */
+static int row_regs_min_blocks(const IrKernel *k) {
+    int threads = ir_scalar_size(k->stmt->ins[0]->elem) == 8 ? 512 : 768;
+    return threads / k->block > 0 ? threads / k->block : 1;
+}
+
 RowStash row_stash(const IrKernel *k) {
     RowStash st = { false, 1, 1, 0 };
     int n = k->stmt->nins;
-    if (!k->stmt->post || !k->vectorize || n < 1) { return st; }
+    if (!k->stmt->post || !k->vectorize || n < 1 || row_regs_variant) { return st; }
     /* ptxas, sm_90, row softmax at 128 registers: f32 fills 4 and reads 2
      * (120 registers), f64 2 and 1 (128, its exp takes more; 4 in flight
      * spilled 340 bytes) */
@@ -298,6 +312,7 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
         }
         row_stash_pass(c, k, !phase2, phase2 ? ROW_POST : later ? ROW_MAX : ROW_FOLD, racc);
     }
+    if (row_regs_variant) { return; }  /* the launcher's rows fit the registers */
     be_line(b, "/* %s: %d vectors per lane in flight */", post ? st.on ? "beyond the stash" : "beyond the registers" : "the row's vectors", F);
     const char *from = !post ? "" : st.on ? " + (int64_t)g_s1" : be_strf(&c->x, " + (int64_t)%d * g_tpr", C);
     be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", from, F);
@@ -456,7 +471,7 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
  * and the stash (row_stash_pass) where the row fit, and writes the 2-D
  * results.  Operators not known to be
  * commutative take contiguous runs of the row per thread, in order. */
-void emit_segred_row(CuEmit *c, IrKernel *k) {
+static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     KParams p = { 0 };
@@ -467,7 +482,7 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     kernel_comment(c, k);
     /* with a stash, at most 128 registers a thread (the blocks' count the
      * launcher's stash sizes assume: grep "ROW STASH") */
-    signature_min(c, k, &p, st.on && k->block < 512 ? 512 / k->block : 0);
+    signature_min(c, k, &p, row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0);
     const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
     int nred = ir_stmt_red_width(s);
@@ -576,3 +591,23 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
+
+/* A row reduction's kernel; with a stash (a post over 16-byte vectors), a
+ * second one, NAME_regs, for rows its registers hold (grep "ROW REGS"):
+ * the same code without the stash and the loop beyond the registers, so it
+ * takes fewer registers and more blocks fit an SM (the stash kernel's 120
+ * registers left rows of 256 at 25% occupancy).  The launcher picks one. */
+void emit_segred_row(CuEmit *c, IrKernel *k) {
+    bool variant = row_stash(k).on;
+    emit_row_kernel(c, k);
+    if (variant) {
+        IrKernel regs = *k;
+        regs.name = row_regs_name(c, k);
+        row_regs_variant = true;
+        emit_row_kernel(c, &regs);
+        row_regs_variant = false;
+    }
+}
+
+/* The register-only variant's name (emit_segred_row). */
+const char *row_regs_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_regs", k->name); }
