@@ -7,7 +7,9 @@
 # result checked against a host float64 reference by its driver. Prints one
 # table: medians in us, ratio to the copy rate (a cudaMemcpyAsync
 # device-to-device of 1 GiB through CuPy, same run), gpuc's time over the
-# best torch's. Exit 1 if a result is wrong or a driver failed.
+# best torch's, and gpuc without clusters (rows longer than a block's
+# registers in one block, -DGPUC_ROW_CLUSTER=0). Exit 1 if a result is wrong
+# or a driver failed.
 #
 # On the build machine first: scripts/build.sh build && bench/gen.sh
 #   bench/try_rows.sh [--no-compile]      (results in $OUT or /tmp/try_rows)
@@ -25,9 +27,17 @@ for p in rows rows_nn stats elementwise; do
   nvcc $FLAGS -DGPUC_CUDA_HOST -include "bench/gen/$p.cu" -o "bench/bin/try_$p" "bench/gpuc/bench_$p.cu" \
     >"$RES/build_$p.log" 2>&1 || { echo "build failed: bench_$p" >&2; cat "$RES/build_$p.log" >&2; rc=1; } &
 done
+# the row kernels without clusters (-DGPUC_ROW_CLUSTER=0: rows longer than a
+# block's registers in one block with the stash, as before), for the column
+# "no cluster us" at the long rows
+for p in rows rows_nn; do
+  nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_ROW_CLUSTER=0 -include "bench/gen/$p.cu" -o "bench/bin/try_${p}_nocl" "bench/gpuc/bench_$p.cu" \
+    >"$RES/build_${p}_nocl.log" 2>&1 || { echo "build failed: bench_$p (no cluster)" >&2; cat "$RES/build_${p}_nocl.log" >&2; rc=1; } &
+done
 wait
-run() {  # driver case
-  timeout 150 "bench/bin/try_$1" --case "$2" --out "$RES/gpuc.jsonl" --sizes 28 2>>"$RES/log.txt" ||
+rm -f "$RES/nocl.jsonl"
+run() {  # driver case [jsonl]
+  timeout 150 "bench/bin/try_$1" --case "$2" --out "$RES/${3:-gpuc.jsonl}" --sizes 28 2>>"$RES/log.txt" ||
     { echo "gpuc $1/$2 failed: exit $?" >&2; rc=1; }
 }
 # gpuc first, then the peers (torch.compile compiles each function once)
@@ -38,6 +48,8 @@ run rows_nn layer_norm
 run rows_nn xent
 run stats mean_var
 run elementwise chain
+run rows_nocl row_softmax nocl.jsonl
+run rows_nn_nocl layer_norm nocl.jsonl
 timeout 240 python3 bench/peers_py.py "${PYARGS[@]}" 2>>"$RES/log.txt" || { echo "peers_py failed: exit $?" >&2; }
 python3 - "$RES" <<'PY' || rc=1
 import json, sys, os
@@ -48,6 +60,8 @@ for f in ("gpuc.jsonl", "py.jsonl"):
     if os.path.exists(p):
         recs += [json.loads(l) for l in open(p) if l.startswith("{")]
 copy = next((r["GBps"] for r in recs if r.get("case") == "copy_ref"), None)
+p = os.path.join(d, "nocl.jsonl")
+nocl = [json.loads(l) for l in open(p) if l.startswith("{")] if os.path.exists(p) else []
 def nbytes(case, n, m):
     if case in ("row_softmax", "layer_norm"): return 8 * n
     if case == "xent": return 4 * n + 12 * (n // m)
@@ -59,8 +73,8 @@ for r in recs:
     k = (r["case"], r.get("m", 0))
     if r["case"] != "copy_ref" and k not in keys: keys.append(k)
 print(f"copy rate: {copy} GB/s (cudaMemcpyAsync D2D, 1 GiB)")
-print("| case | m | gpuc us | torch us | torch.compile us | gpuc ratio to copy | torch ratio | compile ratio | gpuc / best torch | target | check |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| case | m | gpuc us | no cluster us | torch us | torch.compile us | gpuc ratio to copy | torch ratio | compile ratio | gpuc / best torch | target | check |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 bad = False
 for case, m in keys:
     g = {r["src"]: r for r in recs if r["case"] == case and r.get("m", 0) == m}
@@ -76,9 +90,10 @@ for case, m in keys:
     tgt = "-"
     if t and ratio("gpuc") is not None:
         tgt = f">= {t(m):.2f}: {'met' if ratio('gpuc') >= t(m) else 'MISSED'}"
-    checks = ",".join(sorted({r.get("check", "?") for r in g.values()}))
-    bad = bad or any(r.get("check", "ok") != "ok" for r in g.values())
-    print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
+    nc = [r for r in nocl if r["case"] == case and r.get("m", 0) == m]
+    checks = ",".join(sorted({r.get("check", "?") for r in list(g.values()) + nc}))
+    bad = bad or any(r.get("check", "ok") != "ok" for r in list(g.values()) + nc)
+    print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(nc[0].get('us') if nc else None, 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
           f"{f(ratio('torch'))} | {f(ratio('torch_compile'))} | {f(vs)} {'(ahead)' if vs and vs < 1 else '(BEHIND)' if vs else ''} | {tgt} | {checks} |")
 print("RESULT:", "FAIL (a wrong result)" if bad else "PASS (every result checked)")
 sys.exit(1 if bad else 0)

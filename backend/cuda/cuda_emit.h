@@ -94,6 +94,14 @@ void emit_scan(CuEmit *c, IrKernel *k);
 
 /* rows.c */
 RowStash row_stash(const IrKernel *k);
+/* A row kernel with a stash has three twins (rows.c: emit_segred_row):
+ * NAME_regs, register-only, for rows of at most block x items vectors, with
+ * more blocks per SM (grep "ROW REGS"), and NAME_cl, NAME_clregs: the stash
+ * and the register-only kernel over parts of a row, a cluster of
+ * ROW_CLUSTER blocks per row, for rows longer than a block's registers
+ * (grep "ROW CLUSTER"; sm_90 on).  The launcher picks one. */
+#define ROW_CLUSTER 8  /* blocks per row: the portable cluster size */
+const char *row_variant_name(CuEmit *c, const IrKernel *k, bool regs, bool cluster);
 int row_static_shared(const IrKernel *k);
 void emit_segred_row(CuEmit *c, IrKernel *k);
 

@@ -253,10 +253,28 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "    g_tpr /= 2;");
         be_line(b, "}");
         be_line(b, "unsigned g_tpb = %d;", tpb0);
-        if (st.on) { be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */"); }
-        be_line(b, "if (%s > (int64_t)%d) {", cols, 32 * per);
+        if (st.on) {
+            /* rows the registers of a block hold: NAME_regs (grep "ROW REGS");
+             * longer rows: a cluster of ROW_CLUSTER blocks per row, each a
+             * part (NAME_clregs, NAME_cl: grep "ROW CLUSTER"), on devices
+             * with clusters (sm_90 on: the only ones whose blocks may opt
+             * into more than 200 KiB of shared memory; A100 163 KiB) */
+            be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */");
+            be_printf(b, "#ifndef GPUC_ROW_CLUSTER\n#define GPUC_ROW_CLUSTER 1  /* -DGPUC_ROW_CLUSTER=0: no clusters (a comparison) */\n#endif\n");
+            be_line(b, "const bool g_cl = GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;", cols, k->block * per);
+            be_line(b, "const int64_t g_len = g_cl ? (%s + %d) / %d * %d : %s;  /* a block's part of the row */", cols, ROW_CLUSTER * k->vec - 1,
+                    ROW_CLUSTER * k->vec, k->vec, cols);
+            be_line(b, "const bool g_regs = g_len <= (int64_t)%d;  /* the register-only kernel */", k->block * per);
+            cols = "g_len";
+        }
+        be_line(b, "if (%s > (int64_t)%d%s) {", cols, 32 * per, st.on ? " || g_cl" : "");
         if (st.on) {
             int vb = 16 * k->stmt->nins;  /* bytes of a stash vector per lane, every input */
+            be_line(b, "    if (g_regs) {");
+            be_line(b, "        for (g_tpb = %du; (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, per, cols);
+            be_line(b, "        }");
+            be_line(b, "    } else {");
+            b->indent++;
             be_line(b, "    /* the stash may take the device's opt-in limit less the static shared memory, at most %d bytes a block and %d a thread */",
                     ROW_STASH_BLOCK_BYTES, ROW_STASH_LANE_BYTES);
             be_line(b, "    const int64_t g_smax = (int64_t)gpuc_h_shared_max(gpuc_h) - %d;", row_static_shared(k));
@@ -276,6 +294,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "    if (g_need < (int64_t)g_sv) {");
             be_line(b, "        g_sv = g_need > 0 ? (int)g_need : 0;");
             be_line(b, "    }");
+            b->indent--;
+            be_line(b, "    }");
         } else {
             be_line(b, "    for (g_tpb = %d; g_tpb < %du && (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, k->block, per, cols);
             be_line(b, "    }");
@@ -284,13 +304,37 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "}");
         if (st.on) { be_line(b, "const unsigned g_shared = (unsigned)g_sv * g_tpb * %du;  /* the stash */", 16 * k->stmt->nins); }
         be_line(b, "const int64_t g_rpb = (int64_t)(g_tpb / (unsigned)g_tpr);");
-        be_line(b, "const int64_t g_blocks = (%s + g_rpb - 1) / g_rpb;", rows);
+        if (st.on) {
+            be_line(b, "const int64_t g_blocks = g_cl ? (%s < 65535 * 2 ? %s : 65535 * 2) * %d : (%s + g_rpb - 1) / g_rpb;", rows, rows, ROW_CLUSTER, rows);
+        } else {
+            be_line(b, "const int64_t g_blocks = (%s + g_rpb - 1) / g_rpb;", rows);
+        }
         be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 65535 * 16 ? g_blocks : 65535 * 16);");
         kp_add(c, &p, "", "g_tpr");
         if (st.on) { kp_add(c, &p, "", "g_sv"); }
         be_line(b, "if (%s > 0) {", rows);
         b->indent++;
-        launch_block(c, k, &p, "g_grid", "1", "g_tpb", st.on ? "g_shared" : "0");
+        if (st.on) {
+            /* the register-only kernels take the same arguments less g_sv (the last) */
+            KParams pr = p;
+            pr.n--;
+            for (int cl = 0; cl < 2; cl++) {
+                IrKernel regs = *k, stash = *k;
+                regs.name = row_variant_name(c, k, true, cl);
+                stash.name = cl ? row_variant_name(c, k, false, true) : k->name;
+                be_line(b, "%sif (%sg_cl && g_regs) {", cl ? "} else " : "", cl ? "" : "!");
+                b->indent++;
+                launch_block(c, &regs, &pr, "g_grid", "1", "g_tpb", "0");
+                b->indent--;
+                be_line(b, "} else if (%sg_cl) {", cl ? "" : "!");
+                b->indent++;
+                launch_block(c, &stash, &p, "g_grid", "1", "g_tpb", "g_shared");
+                b->indent--;
+            }
+            be_line(b, "}");
+        } else {
+            launch_block(c, k, &p, "g_grid", "1", "g_tpb", "0");
+        }
         b->indent--;
         be_line(b, "}");
         break;

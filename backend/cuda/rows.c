@@ -5,6 +5,17 @@
  * The rows' all-reduce combines (every lane gets the total) live here. */
 #include "cuda_emit.h"
 
+/* Set while emit_segred_row writes the register-only variant (ROW REGS):
+ * that kernel has no stash and no loop beyond the registers. */
+static bool row_regs_variant;
+/* Set while emit_segred_row writes a cluster variant (ROW CLUSTER): a row
+ * longer than a block holds is split over a cluster of ROW_CLUSTER blocks
+ * (sm_90), each a part of g_part elements from column g_cb, the parts'
+ * results combined through distributed shared memory.  row_col is the
+ * element's column in the row ("g_col", or "(g_cb + g_col)" in a part). */
+static bool row_cluster_variant;
+static const char *row_col = "g_col";
+
 /* ---- row reductions: a part of a warp, a warp or a block per row ---- */
 
 /* The row's lanes of the warp (g_wl: g_tpr up to 32, aligned groups)
@@ -79,7 +90,7 @@ static void row_scalar_loop(CuEmit *c, IrStmt *s, const char *from, const char *
     be_line(b, "for (int64_t g_col = %s; %s; g_col += %s) {", from, cond, step);
     b->indent++;
     c->x.idx[0] = "g_row";
-    c->x.idx[1] = "g_col";
+    c->x.idx[1] = row_col;
     const char **pn = load_params(c, s, "g_rb + g_col");
     if (post) {
         const char **res = row_post(c, s, pn, racc);
@@ -121,7 +132,7 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
         b->indent++;
         be_line(b, "const int64_t g_col = g_head + g_v * %d + %d;  (void)g_col;", V, l);
         c->x.idx[0] = "g_row";
-        c->x.idx[1] = "g_col";
+        c->x.idx[1] = row_col;
         const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
         for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d.v[%d]", regs, i, l); }
         if (post) {
@@ -212,10 +223,21 @@ static bool post_reads(const IrLambda *post) {
     return false;
 }
 
+
+/* The register-only variant's blocks per SM (__launch_bounds__): ptxas,
+ * sm_90, at 256 threads: f32 softmax and LayerNorm take 105 and 89
+ * registers unbounded, 80 at 3 blocks (no spills) and spill 300-600 bytes
+ * at 4 (64 registers: the row's 32 values a thread, its pointers and
+ * indices); f64 softmax takes 113 and spills at 3, so 8-byte rows keep 2. */
+static int row_regs_min_blocks(const IrKernel *k) {
+    int threads = ir_scalar_size(k->stmt->ins[0]->elem) == 8 ? 512 : 768;
+    return threads / k->block > 0 ? threads / k->block : 1;
+}
+
 RowStash row_stash(const IrKernel *k) {
     RowStash st = { false, 1, 1, 0 };
     int n = k->stmt->nins;
-    if (!k->stmt->post || !k->vectorize || n < 1) { return st; }
+    if (!k->stmt->post || !k->vectorize || n < 1 || row_regs_variant) { return st; }
     /* ptxas, sm_90, row softmax at 128 registers: f32 fills 4 and reads 2
      * (120 registers), f64 2 and 1 (128, its exp takes more; 4 in flight
      * spilled 340 bytes) */
@@ -298,6 +320,7 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
         }
         row_stash_pass(c, k, !phase2, phase2 ? ROW_POST : later ? ROW_MAX : ROW_FOLD, racc);
     }
+    if (row_regs_variant) { return; }  /* the launcher's rows fit the registers */
     be_line(b, "/* %s: %d vectors per lane in flight */", post ? st.on ? "beyond the stash" : "beyond the registers" : "the row's vectors", F);
     const char *from = !post ? "" : st.on ? " + (int64_t)g_s1" : be_strf(&c->x, " + (int64_t)%d * g_tpr", C);
     be_line(b, "for (int64_t g_vb = g_lane%s; g_vb < g_nv; g_vb += (int64_t)%d * g_tpr) {", from, F);
@@ -456,7 +479,61 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
  * and the stash (row_stash_pass) where the row fit, and writes the 2-D
  * results.  Operators not known to be
  * commutative take contiguous runs of the row per thread, in order. */
-void emit_segred_row(CuEmit *c, IrKernel *k) {
+/* The cluster variant's helpers (PTX, so that NVRTC needs no header):
+ * the block's rank in its cluster, a barrier of the cluster's threads
+ * (release/acquire: shared memory written before it is seen after it), and
+ * a load from the same shared variable of block `rank`. */
+static void row_cluster_helpers(CuEmit *c) {
+    be_printf(c->b, "#ifndef GPUC_ROW_CLUSTER_HELPERS\n#define GPUC_ROW_CLUSTER_HELPERS\n"
+                    "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
+                    "static __device__ __forceinline__ unsigned gpuc_cluster_rank(void) {\n"
+                    "    unsigned r;\n"
+                    "    asm volatile(\"mov.u32 %%0, %%%%cluster_ctarank;\" : \"=r\"(r));\n"
+                    "    return r;\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_cluster_sync(void) {\n"
+                    "    asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+                    "}\n"
+                    "template <typename T> static __device__ __forceinline__ T gpuc_cluster_load(const T *p, unsigned rank) {\n"
+                    "    unsigned long long a;\n"
+                    "    asm volatile(\"mapa.u64 %%0, %%1, %%2;\" : \"=l\"(a) : \"l\"(p), \"r\"(rank));\n"
+                    "    return *(const volatile T *)a;\n"
+                    "}\n"
+                    "#endif\n#endif\n");
+}
+
+/* The cluster's blocks combine their parts' results (every thread of the
+ * block has its part's): each block's thread 0 puts them in its slot g_par, and after a cluster barrier every thread folds
+ * the ROW_CLUSTER slots in rank order.  Two slots, alternate rows: a block
+ * rewrites a slot two rows later, after the next row's barrier, which every
+ * block passes only once it has read this row's. */
+static void row_cluster_combine(CuEmit *c, IrStmt *s, int id, char ***racc) {
+    BeBuf *b = c->b;
+    be_line(b, "/* the cluster's blocks combine their parts: every thread gets the row's results */");
+    be_line(b, "if (threadIdx.x == 0) {");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    g_cl%d_%d_%d[g_par] = %s;", id, r, j, racc[r][j]); }
+    }
+    be_line(b, "}");
+    be_line(b, "gpuc_cluster_sync();");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "%s = %s;", racc[r][j], be_expr(&c->x, s->reds[r].ne[j])); }
+    }
+    be_line(b, "for (unsigned g_q = 0; g_q < %du; g_q++) {", ROW_CLUSTER);
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        IrOperator *op = &s->reds[r];
+        char **o = names(c, "g_p%d_%d", r, op->arity);
+        for (int j = 0; j < op->arity; j++) { be_line(b, "const %s %s = gpuc_cluster_load(&g_cl%d_%d_%d[g_par], g_q);", ct(op->op->ptypes[j]), o[j], id, r, j); }
+        apply_op(c, op, racc[r], (const char *const *)racc[r], (const char *const *)o, false);
+        free(o);
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "g_par ^= 1;");
+}
+
+static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     KParams p = { 0 };
@@ -464,10 +541,23 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     kp_add(c, &p, "const int g_tpr", "g_tpr");
     RowStash st = row_stash(k);
     if (st.on) { kp_add(c, &p, "const int g_sv", "g_sv"); }
+    bool cl = row_cluster_variant;
+    if (cl) { row_cluster_helpers(c); }
     kernel_comment(c, k);
     /* with a stash, at most 128 registers a thread (the blocks' count the
      * launcher's stash sizes assume: grep "ROW STASH") */
-    signature_min(c, k, &p, st.on && k->block < 512 ? 512 / k->block : 0);
+    int min_blocks = row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0;
+    if (cl) {
+        /* __cluster_dims__ only where the device code has clusters (the host pass and sm_90 on) */
+        be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(%d, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n", ROW_CLUSTER);
+        be_printf(b, "extern \"C\" __global__ void GPUC_ROW_CLUSTER_DIMS __launch_bounds__(%d, %d)\n%s(", k->block, min_blocks, k->name);
+        for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
+        be_printf(b, ")\n{\n");
+        b->indent = 1;
+        be_printf(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n    __trap();  /* the launcher takes this kernel on sm_90 on only */\n#else\n");
+    } else {
+        signature_min(c, k, &p, min_blocks);
+    }
     const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0]));
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
     int nred = ir_stmt_red_width(s);
@@ -476,7 +566,7 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     int id = shared_id++;
     be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
     be_line(b, "const int g_wl = g_tpr < 32 ? g_tpr : 32;  /* the row's lanes in a warp */");
-    be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);");
+    if (!cl) { be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);"); }
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_sh%d_%d_%d[32];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
     }
@@ -501,11 +591,29 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     /* the loop runs over the warp's first row, so that every lane of the
      * warp takes part in the shuffles; a lane past the last row sees a row
      * of 0 elements */
-    be_line(b, "for (int64_t g_row0 = (int64_t)blockIdx.x * g_rpb + (int64_t)((threadIdx.x & ~31u) / (unsigned)g_tpr); g_row0 < %s; g_row0 += (int64_t)gridDim.x * g_rpb) {", rows);
-    b->indent++;
-    be_line(b, "const int64_t g_row = g_row0 + (int64_t)((threadIdx.x & 31u) / (unsigned)g_tpr);");
-    be_line(b, "const int64_t g_m = g_row < %s ? %s : 0;  /* the row's length */", rows, cols);
-    be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
+    if (cl) {
+        /* a cluster per row (g_tpr is blockDim.x); the parts are whole
+         * vectors apart, so every part keeps the row's alignment */
+        be_line(b, "const unsigned g_rank = gpuc_cluster_rank();");
+        be_line(b, "const int64_t g_part = (%s + %d) / %d * %d;  /* a block's part of the row */", cols, ROW_CLUSTER * k->vec - 1, ROW_CLUSTER * k->vec, k->vec);
+        be_line(b, "const int64_t g_cb = (int64_t)g_rank * g_part < %s ? (int64_t)g_rank * g_part : %s;  /* the part's first column */", cols, cols);
+        be_line(b, "int g_par = 0;  /* which of the two slots of g_cl* this row uses */");
+        for (int r = 0; r < s->nreds; r++) {
+            for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_cl%d_%d_%d[2];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
+        }
+        be_line(b, "for (int64_t g_row0 = (int64_t)(blockIdx.x / %du); g_row0 < %s; g_row0 += (int64_t)(gridDim.x / %du)) {", ROW_CLUSTER, rows, ROW_CLUSTER);
+        b->indent++;
+        be_line(b, "const int64_t g_row = g_row0;");
+        be_line(b, "const int64_t g_m = g_row < %s ? (%s - g_cb < g_part ? %s - g_cb : g_part) : 0;  /* the part's length */", rows, cols, cols);
+        be_line(b, "const int64_t g_rb = g_row * %s + g_cb;  /* the part's first element */", cols);
+        row_col = "(g_cb + g_col)";
+    } else {
+        be_line(b, "for (int64_t g_row0 = (int64_t)blockIdx.x * g_rpb + (int64_t)((threadIdx.x & ~31u) / (unsigned)g_tpr); g_row0 < %s; g_row0 += (int64_t)gridDim.x * g_rpb) {", rows);
+        b->indent++;
+        be_line(b, "const int64_t g_row = g_row0 + (int64_t)((threadIdx.x & 31u) / (unsigned)g_tpr);");
+        be_line(b, "const int64_t g_m = g_row < %s ? %s : 0;  /* the row's length */", rows, cols);
+        be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
+    }
     cols = "g_m";  /* the loops below run over the row's length */
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     if (k->vectorize) {
@@ -548,7 +656,8 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     } else {
         row_allreduce(c, s, id, racc);
     }
-    be_line(b, "if (g_lane == 0 && g_row < %s) {", rows);
+    if (cl) { row_cluster_combine(c, s, id, racc); }
+    be_line(b, "if (g_lane == 0 && g_row < %s%s) {", rows, cl ? " && g_rank == 0" : "");
     int o = 0;
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
@@ -570,9 +679,37 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     }
     b->indent--;
     be_line(b, "}");
+    if (cl) {
+        be_line(b, "gpuc_cluster_sync();  /* no block leaves while another reads its shared memory */");
+        be_printf(b, "#endif\n");
+        row_col = "g_col";
+    }
     acc_free(s, racc);
     b->indent = 0;
     be_printf(b, "}\n\n");
     kp_free(&p);
 }
 
+
+/* A row reduction's kernel; with a stash (a post over 16-byte vectors), a
+ * second one, NAME_regs, for rows its registers hold (grep "ROW REGS"):
+ * the same code without the stash and the loop beyond the registers, so it
+ * takes fewer registers and more blocks fit an SM (the stash kernel's 120
+ * registers left rows of 256 at 25% occupancy).  The launcher picks one. */
+void emit_segred_row(CuEmit *c, IrKernel *k) {
+    bool variants = row_stash(k).on;
+    emit_row_kernel(c, k);
+    for (int v = 1; variants && v < 4; v++) {
+        IrKernel twin = *k;
+        row_regs_variant = v & 1;
+        row_cluster_variant = v & 2;
+        twin.name = row_variant_name(c, k, row_regs_variant, row_cluster_variant);
+        emit_row_kernel(c, &twin);
+    }
+    row_regs_variant = row_cluster_variant = false;
+}
+
+/* A variant's name (emit_segred_row): NAME_regs, NAME_cl, NAME_clregs. */
+const char *row_variant_name(CuEmit *c, const IrKernel *k, bool regs, bool cluster) {
+    return be_strf(&c->x, "%s%s%s", k->name, cluster ? "_cl" : regs ? "_" : "", regs ? "regs" : "");
+}
