@@ -545,7 +545,6 @@ static void emit_matmul_f32(CuEmit *c, IrKernel *k) {
     be_line(b, "float g_la[16];");
     be_line(b, "float4 g_lb[2];");
     be_line(b, "const int g_tx = g_t & 7, g_ty = g_t >> 3;");
-    be_line(b, "const int64_t g_k0 = g_s0 * %d, g_k1 = g_s1 * %d < %s ? g_s1 * %d : %s;  /* this part's k */", MS_BK, MS_BK, K, MS_BK, K);
     be_line(b, "for (int64_t g_tm = blockIdx.y; g_tm < (%s + %d) / %d; g_tm += gridDim.y) {", M, MF_BM - 1, MF_BM);
     b->indent++;
     be_line(b, "const int64_t g_r0 = g_tm * %d, g_c0 = (int64_t)g_ct * %d;", MF_BM, MF_BN);
@@ -554,15 +553,16 @@ static void emit_matmul_f32(CuEmit *c, IrKernel *k) {
     be_line(b, "for (int g_q = 0; g_q < 64; g_q++) { g_acc[g_q] = g_kj == 0 ? %s : 0.0f; }", init);
     be_line(b, "{   /* the first slice */");
     b->indent++;
-    ms_load(c, s, K, "g_k0");
+    ms_load(c, s, K, be_strf(&c->x, "g_s0 * %d", MS_BK));
     ms_store(b, "0");
     b->indent--;
     be_line(b, "}");
     be_line(b, "__syncthreads();");
     be_line(b, "int g_s = 0;");
-    be_line(b, "for (int64_t g_kb = g_k0; g_kb < g_k1; g_kb += %d) {", MS_BK);
+    be_line(b, "for (int64_t g_kt = g_s0; g_kt < g_s1; g_kt++) {  /* this part's slices */");
     b->indent++;
-    be_line(b, "const bool g_next = g_kb + %d < g_k1;", MS_BK);
+    be_line(b, "const int64_t g_kb = g_kt * %d;", MS_BK);
+    be_line(b, "const bool g_next = g_kt + 1 < g_s1;");
     be_line(b, "if (g_next) {");
     b->indent++;
     ms_load(c, s, K, be_strf(&c->x, "g_kb + %d", MS_BK));
