@@ -3,10 +3,11 @@
 # root, after `scripts/build.sh build && bench/gen.sh` on the build machine
 # (bench/gen carried): builds bench/try_matmul.cu with the emitted CUDA C of
 # bench/programs/matmul.gdsl, checks gpuc's f64 and f32 products against
-# cuBLAS on random inputs (odd shapes included), times both at 1024^3,
-# 4096^3, 1000^3 and 4095x4097x4093 (CUDA events, median of 15) and prints
-# one table with TFLOP/s and gpuc / cuBLAS speed; PASS or FAIL at the end.
-# Under a minute on an H100.
+# cuBLAS on random inputs (odd shapes and shapes split in k included), times
+# both at 1024^3, 4096^3, 1000^3 and 4095x4097x4093 (CUDA events, median of
+# 15) and prints one table with TFLOP/s and gpuc / cuBLAS speed; then a table
+# of the fast kernels launched directly with 1..8 parts of k at 1024^3 and
+# 1000^3 (each checked). PASS or FAIL at the end. Under a minute on an H100.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gen=bench/gen/matmul.cu

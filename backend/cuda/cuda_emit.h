@@ -114,6 +114,7 @@ void emit_scatter_kernel(CuEmit *c, IrKernel *k);
 /* matmul.c */
 void emit_matmul(CuEmit *c, IrKernel *k);
 int matmul_tile_cols(const IrKernel *k);  /* the result tile's columns (k->tile: its rows) */
+void matmul_host_split(CuEmit *c, IrKernel *k, KParams *p);  /* fast kernels' launcher: the split of k */
 
 /* launch.c */
 void host_array_entry(CuEmit *c, IrEntry *e);

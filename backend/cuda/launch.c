@@ -349,7 +349,22 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_tn = (%s + %d) / %d;", be_vname(s->w[0]), k->tile - 1, k->tile);
         be_line(b, "const unsigned g_gx = (unsigned)((%s + %d) / %d), g_gy = (unsigned)(g_tn < 65535 ? g_tn : 65535);",
                 be_vname(s->w[1]), matmul_tile_cols(k) - 1, matmul_tile_cols(k));
-        launch_if(c, k, &p, be_strf(&c->x, "%s > 0 && %s > 0", be_vname(s->w[0]), be_vname(s->w[1])), "g_gx", "g_gy");
+        const char *nonempty = be_strf(&c->x, "%s > 0 && %s > 0", be_vname(s->w[0]), be_vname(s->w[1]));
+        if (matmul_tile_cols(k) == k->tile) {
+            launch_if(c, k, &p, nonempty, "g_gx", "g_gy");
+            break;
+        }
+        /* the fast kernels: g_ks blocks a tile when k is split */
+        be_line(b, "if (%s) {", nonempty);
+        b->indent++;
+        matmul_host_split(c, k, &p);
+        launch(c, k, &p, "g_gx * (unsigned)g_ks", "g_gy");
+        be_line(b, "if (g_ks > 1) {");
+        be_line(b, "    gpuc_h_free(gpuc_h, g_parts);");
+        be_line(b, "    gpuc_h_free(gpuc_h, g_cnt);");
+        be_line(b, "}");
+        b->indent--;
+        be_line(b, "}");
         break;
     }
     case IR_K_HOST: break;
@@ -393,11 +408,21 @@ static bool lambda_reads(const IrLambda *l) {
     return false;
 }
 
+/* Is s computed by a matrix-product kernel? Its reads are in bounds by
+ * construction (guarded tiles), so it needs no out-of-bounds check: the
+ * check's read of the device flag would wait for the product. */
+static bool by_matmul(IrEntry *e, const IrStmt *s) {
+    for (int i = 0; i < e->nkernels; i++) {
+        if (e->kernels[i].stmt == s && e->kernels[i].kind == IR_K_MATMUL) { return true; }
+    }
+    return false;
+}
+
 /* Does any kernel of the entry read an array by index (and so may fail)? */
 static bool entry_reads(IrEntry *e) {
     for (int i = 0; i < e->nstmts; i++) {
         IrStmt *s = e->stmts[i];
-        if (s->dead) { continue; }
+        if (s->dead || by_matmul(e, s)) { continue; }
         if (lambda_reads(s->map) || lambda_reads(s->post)) { return true; }
     }
     return false;

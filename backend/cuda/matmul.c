@@ -154,13 +154,61 @@ static void mm_put(CuEmit *c, IrStmt *s, const char *at) {
  *        0..3, columns tx*4 + 0..3 and 32 + tx*4 + 0..3 for t = 8 ty + tx):
  *        FMA with float4 reads of shared memory; A is stored transposed
  *        ([k][row]), slices MF_BK deep in two stages, the next slice read
- *        into registers while this one is multiplied. */
+ *        into registers while this one is multiplied.
+ * Split k: when the result has fewer tiles than half a wave (the blocks the
+ * device holds at once), the launcher (matmul_host_split) gives each tile
+ * g_ks blocks, each summing a contiguous run of the k slices (block x =
+ * column tile + tile columns * part). Each part stores its accumulators in
+ * a workspace (g_parts, in the threads' own order: coalesced), then counts
+ * itself in the tile's counter (g_cnt, zeroed by the launcher); the last
+ * part of a tile to count adds the workspace's parts in the order 0, 1, ...
+ * (its own too, read back) and writes the result: the same sums in the same
+ * order whichever part finishes last, so results do not vary between runs.
+ * At 1024^3: 128 tiles, so 2 parts for f64 (2 blocks an SM: 16 warps instead
+ * of 8) and 3 for f32 (3 blocks an SM). */
 enum { MF_BM = 128, MF_BN = 64, MD_BK = 8, MD_STAGES = 3, MS_BK = 16 };
+/* the accumulators of a block (128 x 64 results): one tile's part in g_ws */
+enum { MF_TILE_ELEMS = MF_BM * MF_BN };
+/* split k only into parts at least this deep, and at most this many */
+enum { MF_SPLIT_MIN_K = 128, MF_SPLIT_MAX = 16 };
 
 int matmul_tile_cols(const IrKernel *k) { return k->tile == MF_BM ? MF_BN : k->tile; }
 
 /* be_vname's names live in a ring of 8: a copy that lasts the compilation */
 static const char *vn(CuEmit *c, const IrValue *v) { return be_strf(&c->x, "%s", be_vname(v)); }
+
+/* In the launcher of a fast kernel, after g_tn (row tiles) and g_gx (column
+ * tiles): the split of k, g_ks parts (1: none), with its workspace g_parts
+ * and zeroed counters g_cnt, and their arguments appended to p. */
+void matmul_host_split(CuEmit *c, IrKernel *k, KParams *p) {
+    BeBuf *b = c->b;
+    IrExpr *f = k->stmt->map->res[0];
+    const char *T = ct(f->ty), *K = vn(c, f->a[2]->a[0]->val->dims[1]);
+    be_line(b, "/* k split into parts when the tiles are fewer than half a wave (backend/cuda/matmul.c, grep \"Split k\") */");
+    be_line(b, "int g_ks = 1;");
+    be_line(b, "%s *g_parts = NULL;", T);
+    be_line(b, "unsigned int *g_cnt = NULL;");
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "const int64_t g_tiles = g_tn * (int64_t)g_gx;");
+    be_line(b, "int g_fit = 1;");
+    be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", k->name, k->block);
+    be_line(b, "const int64_t g_wave = (int64_t)gpuc_h_sms(gpuc_h) * g_fit, g_deep = %s / %d;", K, MF_SPLIT_MIN_K);
+    be_line(b, "if (g_tiles > 0 && 2 * g_tiles <= g_wave && g_deep >= 2) {");
+    b->indent++;
+    be_line(b, "const int64_t g_most = g_deep < %d ? g_deep : %d;", MF_SPLIT_MAX, MF_SPLIT_MAX);
+    be_line(b, "g_ks = (int)(g_wave / g_tiles < g_most ? g_wave / g_tiles : g_most);");
+    be_line(b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&g_parts, (size_t)(g_tiles * g_ks) * %d * sizeof(%s)));", MF_TILE_ELEMS, T);
+    be_line(b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&g_cnt, (size_t)g_tiles * sizeof(unsigned int)));");
+    be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_cnt, (size_t)g_tiles * sizeof(unsigned int)));");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    kp_add(c, p, "", "g_ks");
+    kp_add(c, p, "", "g_parts");
+    kp_add(c, p, "", "g_cnt");
+}
 
 
 /* cp.async of `bytes` (16 or 8) from global src to shared dst, zero-filled
@@ -263,14 +311,19 @@ static void md_step(BeBuf *b) {
     be_line(b, "}");
 }
 
-/* The kernel's start, common to both fast kernels: signature, the sizes,
- * g_vec. Returns K (the sum's length) and the accumulators' start value. */
-static void mf_begin(CuEmit *c, IrKernel *k, KParams *p, int min_blocks, int vec, const char **K, const char **init) {
+/* The kernel's start, common to both fast kernels: signature (with the
+ * split-k parameters g_ks, g_ws, g_cnt), the sizes, g_vec, this block's
+ * column tile g_ct, part g_kj and slices (`slice` deep) [g_s0, g_s1).
+ * Returns K (the sum's length) and the accumulators' start value. */
+static void mf_begin(CuEmit *c, IrKernel *k, KParams *p, int min_blocks, int vec, int slice, const char **K, const char **init) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     IrExpr *f = s->map->res[0];
     IrValue *A = f->a[2]->a[0]->val, *Bv = f->a[2]->a[1]->val;
     stmt_params(c, s, p);
+    kp_add(c, p, "const int g_ks", "g_ks");
+    kp_add(c, p, be_strf(&c->x, "%s *__restrict__ g_parts", ct(f->ty)), "g_parts");
+    kp_add(c, p, "unsigned int *__restrict__ g_cnt", "g_cnt");
     kernel_comment(c, k);
     signature_min(c, k, p, min_blocks);
     c->x.idx[0] = "g_row";
@@ -288,6 +341,48 @@ static void mf_begin(CuEmit *c, IrKernel *k, KParams *p, int min_blocks, int vec
     }
     be_printf(b, "\n");
     be_line(b, "                   ((unsigned long long)%s & 15) == 0 && ((unsigned long long)%s & 15) == 0;", vn(c, A), vn(c, Bv));
+    be_line(b, "/* split k (g_ks parts): this block's column tile and part, the part's slices [g_s0, g_s1) */");
+    be_line(b, "const unsigned g_tcols = gridDim.x / (unsigned)g_ks;");
+    be_line(b, "const unsigned g_ct = blockIdx.x %% g_tcols, g_kj = blockIdx.x / g_tcols;");
+    be_line(b, "const int64_t g_nkt = (%s + %d) / %d, g_s0 = g_nkt * g_kj / g_ks, g_s1 = g_nkt * (g_kj + 1) / g_ks;", *K, slice - 1, slice);
+    be_line(b, "(void)g_parts; (void)g_cnt; (void)g_s1;");
+}
+
+/* The end of a split-k part (g_ks > 1), in the row-tile loop with the
+ * accumulators g_acc[NACC] (NACC per thread, `threads` threads): publish
+ * them; a part that is not its tile's last goes on to its next row tile;
+ * the last one leaves the tile's sum, parts added in order, in g_acc. */
+static void mf_split_end(CuEmit *c, IrKernel *k, int nacc, int threads) {
+    BeBuf *b = c->b;
+    IrExpr *f = k->stmt->map->res[0];
+    be_line(b, "if (g_ks > 1) {");
+    b->indent++;
+    be_line(b, "__shared__ bool g_last;");
+    be_line(b, "const int64_t g_tile = g_tm * g_tcols + g_ct;");
+    be_line(b, "%s *g_tpart = g_parts + g_tile * g_ks * %d;  /* the tile's parts: thread t's q-th value of part j at (j * %d + q) * %d + t */",
+            ct(f->ty), MF_TILE_ELEMS, nacc, threads);
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < %d; g_q++) { __stcg(&g_tpart[(g_kj * %d + g_q) * %d + g_t], g_acc[g_q]); }", nacc, nacc, threads);
+    be_line(b, "__threadfence();");
+    be_line(b, "__syncthreads();");
+    be_line(b, "if (g_t == 0) { g_last = atomicAdd(&g_cnt[g_tile], 1u) == (unsigned)g_ks - 1u; }");
+    be_line(b, "__syncthreads();");
+    be_line(b, "if (!g_last) {");
+    be_line(b, "    continue;");
+    be_line(b, "}");
+    be_line(b, "__threadfence();");
+    be_line(b, "/* every part, in order: the same sum whichever part is last */");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < %d; g_q++) { g_acc[g_q] = __ldcg(&g_tpart[g_q * %d + g_t]); }", nacc, threads);
+    be_line(b, "for (int g_j = 1; g_j < g_ks; g_j++) {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_q = 0; g_q < %d; g_q++) {", nacc);
+    be_line(b, "        g_acc[g_q] = %s;", be_binop(&c->x, IR_BIN_add, f->ty, "g_acc[g_q]",
+            be_strf(&c->x, "__ldcg(&g_tpart[(g_j * %d + g_q) * %d + g_t])", nacc, threads)));
+    be_line(b, "    }");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
 }
 
 static void emit_matmul_f64(CuEmit *c, IrKernel *k) {
@@ -297,36 +392,35 @@ static void emit_matmul_f64(CuEmit *c, IrKernel *k) {
     IrValue *A = f->a[2]->a[0]->val, *Bv = f->a[2]->a[1]->val;
     const char *M = vn(c, s->w[0]), *N = vn(c, s->w[1]), *K, *init;
     KParams p = { 0 };
-    mf_begin(c, k, &p, 2, 2, &K, &init);
+    mf_begin(c, k, &p, 2, 2, MD_BK, &K, &init);
     be_line(b, "/* a %d x %d tile of the result per block on the tensor cores; slices of A and B %d deep,", MF_BM, MF_BN, MD_BK);
     be_line(b, " * %d stages of shared memory filled by cp.async (backend/cuda/matmul.c, MM FAST) */", MD_STAGES);
     be_line(b, "__shared__ __align__(16) double g_as[%d][%d];  /* A slices [row][k], chunks swizzled */", MD_STAGES, MF_BM * MD_BK);
     be_line(b, "__shared__ __align__(16) double g_bs[%d][%d];  /* B slices [k][column], chunks swizzled */", MD_STAGES, MD_BK * MF_BN);
     be_line(b, "const int g_g = (g_t & 31) >> 2, g_i = g_t & 3, g_wr = g_t >> 6, g_wc = (g_t >> 5) & 1;  /* lane group, lane in group, warp's part */");
-    be_line(b, "const int64_t g_nk = (%s + %d) / %d;  /* slices */", K, MD_BK - 1, MD_BK);
-    be_line(b, "(void)g_vec; (void)g_nk;");
+    be_line(b, "(void)g_vec;");
     be_line(b, "for (int64_t g_tm = blockIdx.y; g_tm < (%s + %d) / %d; g_tm += gridDim.y) {", M, MF_BM - 1, MF_BM);
     b->indent++;
-    be_line(b, "const int64_t g_r0 = g_tm * %d, g_c0 = (int64_t)blockIdx.x * %d;", MF_BM, MF_BN);
+    be_line(b, "const int64_t g_r0 = g_tm * %d, g_c0 = (int64_t)g_ct * %d;", MF_BM, MF_BN);
     be_printf(b, "#if __CUDA_ARCH__ >= 800\n");
     be_line(b, "double g_acc[32];");
     be_line(b, "#pragma unroll");
-    be_line(b, "for (int g_q = 0; g_q < 32; g_q++) { g_acc[g_q] = %s; }", init);
+    be_line(b, "for (int g_q = 0; g_q < 32; g_q++) { g_acc[g_q] = g_kj == 0 ? %s : (double)0; }", init);
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_p = 0; g_p < %d; g_p++) {", MD_STAGES - 1);
-    be_line(b, "    if (g_p < g_nk) {");
+    be_line(b, "    if (g_s0 + g_p < g_s1) {");
     b->indent += 2;
-    md_load(c, s, K, be_strf(&c->x, "(int64_t)g_p * %d", MD_BK), "g_p");
+    md_load(c, s, K, be_strf(&c->x, "(g_s0 + g_p) * %d", MD_BK), "g_p");
     b->indent -= 2;
     be_line(b, "    }");
     be_line(b, "    asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
     be_line(b, "}");
     be_line(b, "int g_rs = 0, g_ws = %d;  /* the stage multiplied now, the stage filled now */", MD_STAGES - 1);
-    be_line(b, "for (int64_t g_kt = 0; g_kt < g_nk; g_kt++) {");
+    be_line(b, "for (int64_t g_kt = g_s0; g_kt < g_s1; g_kt++) {  /* this part's slices */");
     b->indent++;
     be_line(b, "asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");  /* this thread's copies of slice g_kt are done */", MD_STAGES - 2);
     be_line(b, "__syncthreads();  /* everyone's are, and everyone is done with stage g_ws */");
-    be_line(b, "if (g_kt + %d < g_nk) {", MD_STAGES - 1);
+    be_line(b, "if (g_kt + %d < g_s1) {", MD_STAGES - 1);
     b->indent++;
     md_load(c, s, K, be_strf(&c->x, "(g_kt + %d) * %d", MD_STAGES - 1, MD_BK), "g_ws");
     b->indent--;
@@ -339,6 +433,7 @@ static void emit_matmul_f64(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
     be_line(b, "asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
     be_line(b, "__syncthreads();  /* the stages are free for the next row tile */");
+    mf_split_end(c, k, 32, 256);
     be_line(b, "/* the results: C[g][2i], C[g][2i + 1] of each 8 x 8 tile */");
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_q = 0; g_q < 32; g_q++) {");
@@ -349,7 +444,10 @@ static void emit_matmul_f64(CuEmit *c, IrKernel *k) {
     b->indent--;
     be_line(b, "}");
     be_printf(b, "#else\n");
-    be_line(b, "/* before sm_80 (and in the host pass): one result at a time, in the same places */");
+    be_line(b, "/* before sm_80 (and in the host pass): one result at a time, in the same places, by part 0 */");
+    be_line(b, "if (g_kj != 0) {");
+    be_line(b, "    continue;");
+    be_line(b, "}");
     be_line(b, "for (int g_q = 0; g_q < 32; g_q++) {");
     b->indent++;
     be_line(b, "const int64_t g_row = g_r0 + g_wr * 32 + (g_q / 8) * 8 + g_g;");
@@ -439,7 +537,7 @@ static void emit_matmul_f32(CuEmit *c, IrKernel *k) {
     IrExpr *f = s->map->res[0];
     const char *M = vn(c, s->w[0]), *K, *init;
     KParams p = { 0 };
-    mf_begin(c, k, &p, 0, 4, &K, &init);
+    mf_begin(c, k, &p, 3, 4, MS_BK, &K, &init);
     be_line(b, "/* a %d x %d tile of the result per block, 8 x 8 results a thread; slices of A and B %d deep", MF_BM, MF_BN, MS_BK);
     be_line(b, " * through two stages of shared memory (backend/cuda/matmul.c, MM FAST) */");
     be_line(b, "__shared__ __align__(16) float g_as[2][%d][%d];  /* A slices transposed: [k][row] */", MS_BK, MF_BM + 4);
@@ -449,21 +547,22 @@ static void emit_matmul_f32(CuEmit *c, IrKernel *k) {
     be_line(b, "const int g_tx = g_t & 7, g_ty = g_t >> 3;");
     be_line(b, "for (int64_t g_tm = blockIdx.y; g_tm < (%s + %d) / %d; g_tm += gridDim.y) {", M, MF_BM - 1, MF_BM);
     b->indent++;
-    be_line(b, "const int64_t g_r0 = g_tm * %d, g_c0 = (int64_t)blockIdx.x * %d;", MF_BM, MF_BN);
+    be_line(b, "const int64_t g_r0 = g_tm * %d, g_c0 = (int64_t)g_ct * %d;", MF_BM, MF_BN);
     be_line(b, "float g_acc[64];");
     be_line(b, "#pragma unroll");
-    be_line(b, "for (int g_q = 0; g_q < 64; g_q++) { g_acc[g_q] = %s; }", init);
+    be_line(b, "for (int g_q = 0; g_q < 64; g_q++) { g_acc[g_q] = g_kj == 0 ? %s : 0.0f; }", init);
     be_line(b, "{   /* the first slice */");
     b->indent++;
-    ms_load(c, s, K, "(int64_t)0");
+    ms_load(c, s, K, be_strf(&c->x, "g_s0 * %d", MS_BK));
     ms_store(b, "0");
     b->indent--;
     be_line(b, "}");
     be_line(b, "__syncthreads();");
     be_line(b, "int g_s = 0;");
-    be_line(b, "for (int64_t g_kb = 0; g_kb < %s; g_kb += %d) {", K, MS_BK);
+    be_line(b, "for (int64_t g_kt = g_s0; g_kt < g_s1; g_kt++) {  /* this part's slices */");
     b->indent++;
-    be_line(b, "const bool g_next = g_kb + %d < %s;", MS_BK, K);
+    be_line(b, "const int64_t g_kb = g_kt * %d;", MS_BK);
+    be_line(b, "const bool g_next = g_kt + 1 < g_s1;");
     be_line(b, "if (g_next) {");
     b->indent++;
     ms_load(c, s, K, be_strf(&c->x, "g_kb + %d", MS_BK));
@@ -492,6 +591,7 @@ static void emit_matmul_f32(CuEmit *c, IrKernel *k) {
     be_line(b, "g_s ^= 1;");
     b->indent--;
     be_line(b, "}");
+    mf_split_end(c, k, 64, 128);
     be_line(b, "/* the results: g_acc[8 i + j] is row i (ty*4 + i, or 64 + ty*4 + i - 4), column j */");
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_q = 0; g_q < 64; g_q++) {");
