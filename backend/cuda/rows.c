@@ -704,6 +704,7 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
         row_regs_variant = v & 1;
         row_cluster_variant = v & 2;
         twin.name = row_variant_name(c, k, row_regs_variant, row_cluster_variant);
+        be_expr_reset(&c->x);  /* a new function: no temporaries of the last one */
         emit_row_kernel(c, &twin);
     }
     row_regs_variant = row_cluster_variant = false;
