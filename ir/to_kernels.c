@@ -11,7 +11,7 @@
  *   reduce   256 threads, 64 bytes per thread, grid-stride, last block combines
  *   scan     128 threads x 39 items when one 4-byte value is scanned, else
  *            128 x 23 (odd: see backend/cuda/scan.c); decoupled look-back
- *   filter   256 threads x 128 bytes of kept values (32 f32), at most 32 items
+ *   filter   256 threads x 128 bytes of kept values (32 f32), at most 64 items
  *            (one bit each in a keep mask); the look-back of scans over per-warp
  *            counts, no shared staging: 2 barriers a tile
  *   segred   rows: a warp or 128..512 threads per row, picked at run time
@@ -203,8 +203,8 @@ void ir_to_kernels(IrModule *m) {
                 if (e->attr_items) { k.items = e->attr_items; }
                 k.unroll = e->attr_unroll ? e->attr_unroll : k.items;
                 if (k.kind == IR_K_FILTER) {
-                    /* one keep bit per item in a 32-bit mask; every item its own registers */
-                    if (k.items > 32) { k.items = 32; }
+                    /* one keep bit per item in a 64-bit mask; every item its own registers */
+                    if (k.items > 64) { k.items = 64; }
                     k.unroll = k.items;
                 }
                 if (k.kind == IR_K_SCAN) {

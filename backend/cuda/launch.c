@@ -23,6 +23,9 @@
  *   (blocks of the kernel that fit on one multiprocessor)  gpuc_h_oob(h, &hit, at) (fetch and clear
  *   the device's out-of-bounds record)  gpuc_h_status(h) (a failed host read)
  *   gpuc_dread(h, p, i, n, j, m) (one element of a device array)
+ *   gpuc_h_count_slot(h, &p) (where a filter kernel writes its count; nvcc:
+ *   mapped pinned memory, one per stream)  gpuc_h_count_read(h, &count, p)
+ *   (waits for the stream; gpuc_h_free(h, p) after it, a no-op for nvcc)
  * GPUC_TRY(x) returns x's error after releasing every device block this call
  * allocated (gpuc_h_release to the mark taken on entry), so a failed call
  * leaks nothing. An index out of bounds makes the entry return -1. */
@@ -129,6 +132,11 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             dalloc(c, ct(v->elem), be_vname(v), s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v));
         } else if (device_scalar_result(c->e, v) >= 0) {
             be_line(b, "%s *%s_d = out%d; /* the caller's device scalar */", ct(v->elem), be_vname(v), device_scalar_result(c->e, v));
+        } else if (s->kind == IR_S_FILTER) {
+            /* the count: the kernel writes it where the host reads it without a copy */
+            be_line(b, "%s %s;", ct(v->elem), be_vname(v));
+            be_line(b, "%s *%s_d = NULL;", ct(v->elem), be_vname(v));
+            be_line(b, "GPUC_TRY(gpuc_h_count_slot(gpuc_h, &%s_d));", be_vname(v));
         } else {
             be_line(b, "%s %s;", ct(v->elem), be_vname(v));
             dalloc(c, ct(v->elem), be_strf(&c->x, "%s_d", be_vname(v)), "1");
@@ -169,7 +177,6 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         break;
     }
     case IR_K_SCAN: case IR_K_FILTER: {
-        bool filter = k->kind == IR_K_FILTER;
         int W;
         IrScalar *wt = scan_types(s, &W);
         const int word = scan_word_bytes(wt, W);
@@ -200,10 +207,6 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         for (int j = 0; !word && j < W; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_agg%d);", j); be_line(b, "gpuc_h_free(gpuc_h, g_incl%d);", j); }
         free(wt);
         b->indent--;
-        if (filter) {
-            be_line(b, "} else {");
-            be_line(b, "    GPUC_TRY(gpuc_h_zero(gpuc_h, %s_d, sizeof(int64_t)));", be_vname(s->outs[s->nouts - 1]));
-        }
         be_line(b, "}");
         break;
     }
@@ -387,6 +390,13 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
                     at++;
                 }
             }
+            be_line(b, "}");
+        } else if (k->kind == IR_K_FILTER) {
+            /* no tiles, no kernel: nothing kept */
+            be_line(b, "if (%s > 0) {", n);
+            be_line(b, "    GPUC_TRY(gpuc_h_count_read(gpuc_h, &%s, %s_d));", be_vname(v), be_vname(v));
+            be_line(b, "} else {");
+            be_line(b, "    %s = 0;", be_vname(v));
             be_line(b, "}");
         } else {
             be_line(b, "GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_d, sizeof(%s)));", be_vname(v), be_vname(v), ct(v->elem));

@@ -214,8 +214,9 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
 /* Phase 1 of a filter (its tile has no shared staging): warp w takes the tile's
  * items w * 32 * I .. (w + 1) * 32 * I - 1, copy u of lane l the item 32 * u + l
  * of that run (each copy a coalesced load of 32); copy u's keep flag is bit u
- * of g_bits, its values stay in registers g_v<j>_<u> until phase 5. A full
- * tile (full) checks no bound; the last tile keeps nothing past n. */
+ * of g_bits (32 bits, 64 past 32 items), its values stay in registers
+ * g_v<j>_<u> until phase 5. A full tile (full) checks no bound; the last tile
+ * keeps nothing past n. */
 static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -227,7 +228,7 @@ static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
         c->x.idx[0] = "g_i";
         c->x.idx[1] = "g_i";
         const char **res = map_body(c, s, "g_i");
-        be_line(b, "g_bits |= (%s ? 1u : 0u) << %d;", res[0], u);
+        be_line(b, "g_bits |= (%s ? %s : 0u) << %d;", res[0], k->items > 32 ? "1ull" : "1u", u);
         for (int j = 0; j < nv; j++) { be_line(b, "g_v%d_%d = %s;", j, u, res[1 + j]); }
         free(res);
         if (!full) { b->indent--; be_line(b, "}"); }
@@ -331,7 +332,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
         for (int u = 0; u < I; u++) {
             for (int j = 0; j < nv; j++) { be_line(b, "%s g_v%d_%d = (%s)0;", ct(s->outs[j]->elem), j, u, ct(s->outs[j]->elem)); }
         }
-        be_line(b, "uint32_t g_bits = 0u;");
+        be_line(b, "%s g_bits = 0u;", I > 32 ? "uint64_t" : "uint32_t");
         be_line(b, "const int64_t g_seg = g_base + (int64_t)g_warp * %d + g_lane;  /* the warp's run of %d items */", 32 * I, 32 * I);
         be_line(b, "if (g_base + %d <= %s) {", B * I, n);
         b->indent++;
@@ -345,7 +346,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
         b->indent--;
         be_line(b, "}");
         be_line(b, "/* phases 2 and 3: the warp's count of kept items (butterfly), one per warp to shared memory */");
-        be_line(b, "uint32_t %s = __popc(g_bits);", agg[0]);
+        be_line(b, "uint32_t %s = %s(g_bits);", agg[0], I > 32 ? "__popcll" : "__popc");
         be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
         be_line(b, "    %s += __shfl_xor_sync(0xffffffffu, %s, g_off);", agg[0], agg[0]);
         be_line(b, "}");
