@@ -86,6 +86,7 @@ void emit_map(CuEmit *c, IrKernel *k);
 
 /* reduce.c */
 void emit_reduce(CuEmit *c, IrKernel *k);
+void fold_reduction(CuEmit *c, IrStmt *s, int r, char **acc, const char *const *x);
 
 /* scan.c */
 IrScalar *scan_types(IrStmt *s, int *W);

@@ -80,7 +80,7 @@ void element(CuEmit *c, IrStmt *s, const char **res, const char *at, char ***rac
     int first = s->nouts - nm;
     int pos = sw;
     for (int r = 0; r < s->nreds; r++) {
-        apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+        fold_reduction(c, s, r, racc[r], res + pos);
         pos += s->reds[r].arity;
     }
     for (int k = 0; k < nm; k++) { be_line(c->b, "%s[%s] = %s;", be_vname(s->outs[first + k]), at, res[sw + rw + k]); }

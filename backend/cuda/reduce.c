@@ -1,8 +1,63 @@
 /* reduce.c: the reduce kernel: per-thread sequential reduction (stride.c),
  * warp shuffles, one value per warp through shared memory (combine.c),
  * per-block partials, and the last block to finish (atomic counter)
- * combines the partials in a fixed order: deterministic for a given grid. */
+ * combines the partials in a fixed order: deterministic for a given grid.
+ *
+ * Welford reductions (fuse_dependent_reduce: (count, mean, M2) triples,
+ * Chan's combine) whose elements arrive as (1, x, 0) are folded per thread
+ * as shifted sums instead (fold_reduction): K = the thread's first element,
+ * S = sum(x - K), Q = sum((x - K)^2) in f64, no division per element; each
+ * thread turns them into (count, K + S/count, Q - S^2/count) once, before
+ * the Chan combine across threads (welford_finish). */
 #include "cuda_emit.h"
+
+#include <string.h>
+
+static bool is_const(const IrExpr *e, double v) {
+    if (e->kind != IR_E_CONST) { return false; }
+    return ir_scalar_is_float(e->ty) ? e->c.f == v : e->c.i == (int64_t)v;
+}
+
+/* Is reduction r of s a Welford triple fed (1, x, 0) per element? */
+static bool welford_shifted(const IrStmt *s, int r) {
+    const IrOperator *op = &s->reds[r];
+    if (!op->name || strcmp(op->name, "welford") != 0 || op->arity != 3 || !op->commutative) { return false; }
+    int pos = ir_stmt_scan_width(s);
+    for (int i = 0; i < r; i++) { pos += s->reds[i].arity; }
+    return is_const(s->map->res[pos], 1.0) && is_const(s->map->res[pos + 2], 0.0);
+}
+
+/* Fold one element's map results x[0..arity-1] into reduction r's
+ * accumulators (stride.c, element.c: reduce kernels only). */
+void fold_reduction(CuEmit *c, IrStmt *s, int r, char **acc, const char *const *x) {
+    if (!welford_shifted(s, r)) {
+        apply_op(c, &s->reds[r], acc, (const char *const *)acc, x, false);
+        return;
+    }
+    /* acc[0] counts; K, S, Q in f64 (r<r>_k, _s, _q from emit_reduce) */
+    be_line(c->b, "{");
+    c->b->indent++;
+    be_line(c->b, "const double g_x = (double)(%s);", x[1]);
+    be_line(c->b, "r%d_k = %s == 0 ? g_x : r%d_k;  /* the shift: the thread's first element */", r, acc[0], r);
+    be_line(c->b, "const double g_d = g_x - r%d_k;", r);
+    be_line(c->b, "r%d_s += g_d;", r);
+    be_line(c->b, "r%d_q = fma(g_d, g_d, r%d_q);", r, r);
+    be_line(c->b, "%s = %s + 1;", acc[0], acc[0]);
+    c->b->indent--;
+    be_line(c->b, "}");
+}
+
+/* After the per-thread loop: shifted sums -> (count, mean, M2). */
+static void welford_finish(CuEmit *c, IrStmt *s, char ***racc) {
+    for (int r = 0; r < s->nreds; r++) {
+        if (!welford_shifted(s, r)) { continue; }
+        const char *t = ct(s->reds[r].op->ptypes[1]);
+        be_line(c->b, "if (%s > 0) {  /* the thread's shifted sums to (count, mean, M2) */", racc[r][0]);
+        be_line(c->b, "    %s = (%s)(r%d_k + r%d_s / (double)%s);", racc[r][1], t, r, r, racc[r][0]);
+        be_line(c->b, "    %s = (%s)fmax(r%d_q - r%d_s * r%d_s / (double)%s, 0.0);", racc[r][2], t, r, r, r, racc[r][0]);
+        be_line(c->b, "}");
+    }
+}
 
 /* Thread 0 stores the reduction's results (its accumulators). */
 static void reduce_results(CuEmit *c, IrStmt *s, char ***racc) {
@@ -29,8 +84,12 @@ void emit_reduce(CuEmit *c, IrKernel *k) {
     kernel_comment(c, k);
     signature(c, k, &p);
     char ***racc = acc_names(c, s);
-    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+    for (int r = 0; r < s->nreds; r++) {
+        declare_ne(c, &s->reds[r], racc[r]);
+        if (welford_shifted(s, r)) { be_line(b, "double r%d_k = 0.0, r%d_s = 0.0, r%d_q = 0.0;  /* shifted sums (fold_reduction) */", r, r, r); }
+    }
     stride_loops(c, k, racc);
+    welford_finish(c, s, racc);
     block_reduce(c, s, racc, k->block);
     be_line(b, "if (gridDim.x == 1) {  /* one block: its total is the result (no partials, no counter) */");
     b->indent++;

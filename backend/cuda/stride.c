@@ -52,7 +52,7 @@ void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
                 be_lambda(&c->x, s->map, pn, res);
                 int sw = ir_stmt_scan_width(s), rw = ir_stmt_red_width(s), pos = sw;
                 for (int r = 0; r < s->nreds; r++) {
-                    apply_op(c, &s->reds[r], racc[r], (const char *const *)racc[r], res + pos, false);
+                    fold_reduction(c, s, r, racc[r], res + pos);
                     pos += s->reds[r].arity;
                 }
                 for (int o = 0; o < nm; o++) { be_line(b, "g_w%d.v[%d] = %s;", o, l, res[sw + rw + o]); }
