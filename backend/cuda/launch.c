@@ -505,6 +505,7 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     c->x.ntmp = 0;
     for (int i = 0; i < e->nkernels; i++) {
         be_expr_reset(&c->x);
+        cuda_shard_before(c, &e->kernels[i]);
         host_stmt(c, &e->kernels[i]);
     }
     if (entry_reads(e)) {
@@ -608,6 +609,8 @@ void host_array_entry(CuEmit *c, IrEntry *e) {
     b->indent = 0;
     be_printf(b, "}\n\n");
 }
+
+void cuda_host_stmt(CuEmit *c, IrKernel *k) { host_stmt(c, k); }
 
 /* gpuc_dev_shard_NAME (c->shard, after ir_shard: shard.c) */
 void cuda_host_shard_entry(CuEmit *c, IrEntry *e) { host_entry(c, e, false); }

@@ -16,8 +16,16 @@
  * device buffers, on the launcher's stream; the few bytes of partials are
  * staged through a small device buffer (gpuc_shard_gather).
  *
- * Not yet on the GPU: sharded scans and column reductions (the entries
- * with them are left out of the sharded output, with a note).
+ * A sharded scan (1-D, no post) runs three kernels: this shard's totals
+ * (a reduction kernel over the scan's map with the scan operators, made
+ * here), the local scan (the plain scan kernel), then, once the totals of
+ * the earlier ranks are gathered and folded in rank order into this rank's
+ * prefix P, a fix-up out[i] = P op out[i] (P on the left: non-commutative
+ * operators are right; an exclusive scan's out[0] = ne becomes P).
+ *
+ * Not yet on the GPU: scans with a post (a map fused after the scan) and
+ * column reductions; the entries with them are left out of the sharded
+ * output, with a note.
  */
 #include "cuda_emit.h"
 
@@ -39,7 +47,7 @@ static const char *unsupported(IrEntry *e) {
     for (int i = 0; i < e->nkernels; i++) {
         IrKernel *k = &e->kernels[i];
         if (!k->stmt || !k->stmt->sharded) { continue; }
-        if (k->kind == IR_K_SCAN) { return "a sharded scan"; }
+        if (k->kind == IR_K_SCAN && (k->stmt->post || k->stmt->rank != 1)) { return "a sharded scan with a post"; }
         if (k->kind == IR_K_SEGRED_COL || (k->stmt->kind == IR_S_SEGRED && k->stmt->axis == 0)) { return "a column reduction"; }
         if (k->kind == IR_K_SCATTER) { return "a scatter"; }
     }
@@ -70,61 +78,230 @@ void cuda_shard_sizes(CuEmit *c) {
     }
 }
 
+/* ---- scans: the totals kernel and the fix-up (see the top) ---- */
+
+typedef struct {
+    IrKernel *scan;   /* the entry's scan kernel */
+    IrStmt tot_stmt;  /* its map reduced with the scan operators */
+    IrKernel tot;     /* the reduction kernel of tot_stmt */
+    const char *fix;  /* the fix-up kernel's name */
+    int id;           /* names the prefix variables g_preID_I_K */
+} ShardScan;
+
+static ShardScan **scans;  /* each in the module's arena: tot.stmt points into it */
+static int nscans;
+
+static ShardScan *scan_of(const IrKernel *k) {
+    for (int i = 0; i < nscans; i++) { if (scans[i]->scan == k) { return scans[i]; } }
+    return NULL;
+}
+
+static bool is_total(const IrKernel *k) {
+    for (int i = 0; i < nscans; i++) { if (&scans[i]->tot == k) { return true; } }
+    return false;
+}
+
+static void add_scan(IrModule *m, IrEntry *e, IrKernel *k) {
+    scans = realloc(scans, sizeof *scans * (size_t)(nscans + 1));
+    if (!scans) { IR_UNREACHABLE("out of memory"); }
+    ShardScan *ss = ir_alloc(m->arena, sizeof *ss);
+    memset(ss, 0, sizeof *ss);
+    scans[nscans] = ss;
+    ss->scan = k;
+    ss->id = nscans++;
+    IrStmt *s = k->stmt, *t = &ss->tot_stmt;
+    *t = *s;
+    t->nscans = 0;
+    t->scans = NULL;
+    t->nreds = s->nscans;
+    t->reds = ir_alloc(m->arena, sizeof *t->reds * (size_t)s->nscans);
+    IrLambda *map = ir_alloc(m->arena, sizeof *map);
+    *map = *s->map;
+    map->nres = ir_stmt_scan_width(s);  /* the map's results feeding the scans come first */
+    t->map = map;
+    t->nouts = map->nres;
+    t->outs = ir_alloc(m->arena, sizeof *t->outs * (size_t)(t->nouts + 1));
+    int o = 0;
+    for (int i = 0; i < s->nscans; i++) {
+        t->reds[i] = s->scans[i];
+        t->reds[i].exclusive = false;
+        for (int j = 0; j < s->scans[i].arity; j++) {
+            t->outs[o] = ir_value_new(m, e, s->scans[i].op->ptypes[j], 0, NULL, NULL);
+            t->outs[o]->name = ir_fmt(m->arena, "%s_tot%d_%d", k->name, i, j);
+            o++;
+        }
+    }
+    ss->tot = *k;
+    ss->tot.kind = IR_K_REDUCE;
+    ss->tot.stmt = t;
+    ss->tot.name = ir_fmt(m->arena, "%s_tot", k->name);
+    ss->tot.block = 256;
+    ss->tot.items = ss->tot.unroll = 8;
+    ss->tot.grid = IR_GRID_SATURATE;
+    ss->tot.vectorize = false;
+    ss->tot.ordered = true;
+    ss->tot.vec = 1;
+    ss->fix = ir_fmt(m->arena, "%s_fix", k->name);
+}
+
+/* out[i] = P op out[i] for the scans' outputs, grid-stride over the shard. */
+static void emit_fix_kernel(CuEmit *c, ShardScan *ss) {
+    BeBuf *b = c->b;
+    IrStmt *s = ss->scan->stmt;
+    be_printf(b, "/* %s:%d: the earlier ranks' prefix applied to the local scans (sharded) */\n", c->m->file, s->line);
+    be_printf(b, "extern \"C\" __global__ void __launch_bounds__(256)\n%s(const int64_t g_n", ss->fix);
+    int o = 0;
+    for (int i = 0; i < s->nscans; i++) {
+        for (int j = 0; j < s->scans[i].arity; j++) {
+            be_printf(b, ", const %s g_p%d_%d, %s *__restrict__ g_o%d", ct(s->scans[i].op->ptypes[j]), i, j,
+                      ct(s->scans[i].op->ptypes[j]), o);
+            o++;
+        }
+    }
+    be_printf(b, ")\n{\n");
+    b->indent = 1;
+    be_line(b, "for (int64_t g_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g_i < g_n; g_i += (int64_t)gridDim.x * blockDim.x) {");
+    b->indent++;
+    o = 0;
+    for (int i = 0; i < s->nscans; i++) {
+        IrOperator *op = &s->scans[i];
+        const char **args = calloc((size_t)op->arity * 2 + 1, sizeof *args);
+        for (int j = 0; j < op->arity; j++) {
+            args[j] = be_strf(&c->x, "g_p%d_%d", i, j);
+            args[op->arity + j] = be_strf(&c->x, "g_x%d_%d", i, j);
+            be_line(b, "const %s %s = g_o%d[g_i];", ct(op->op->ptypes[j]), args[op->arity + j], o + j);
+        }
+        const char **res = calloc((size_t)op->op->nres + 1, sizeof *res);
+        be_lambda(&c->x, op->op, args, res);
+        for (int j = 0; j < op->arity; j++) { be_line(b, "g_o%d[g_i] = %s;", o + j, res[j]); }
+        free(res);
+        free(args);
+        o += op->arity;
+    }
+    b->indent--;
+    be_line(b, "}");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    be_expr_reset(&c->x);
+}
+
+/* Gather vals[0..arity) (host variables) of every rank and fold them into
+ * acc (declared here, from the neutral element) in rank order: all ranks,
+ * or with `before` only those before this one. */
+static void gather_fold(CuEmit *c, IrOperator *op, const char *const *vals, const char *const *acc, bool before) {
+    BeBuf *b = c->b;
+    int bytes = 0;
+    for (int k = 0; k < op->arity; k++) { bytes += ir_scalar_size(op->op->ptypes[k]); }
+    for (int k = 0; k < op->arity; k++) { be_line(b, "%s %s = %s;", ct(op->op->ptypes[k]), acc[k], be_expr(&c->x, op->ne[k])); }
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "unsigned char g_sb[%d];", bytes);
+    int at = 0;
+    for (int k = 0; k < op->arity; k++) {
+        be_line(b, "memcpy(g_sb + %d, &%s, %d);", at, vals[k], ir_scalar_size(op->op->ptypes[k]));
+        at += ir_scalar_size(op->op->ptypes[k]);
+    }
+    be_line(b, "unsigned char *g_ab = (unsigned char *)malloc((size_t)comm->size * %d);", bytes);
+    be_line(b, "int g_grc = g_ab ? gpuc_shard_gather(gpuc_h, comm, g_sb, g_ab, %d) : 2;", bytes);
+    be_line(b, "if (g_grc != 0) {");
+    be_line(b, "    free(g_ab);");
+    be_line(b, "    GPUC_TRY(g_grc);");
+    be_line(b, "}");
+    be_line(b, "for (int g_r = 0; g_r < %s; g_r++) {", before ? "comm->rank" : "comm->size");
+    b->indent++;
+    const char **args = calloc((size_t)op->arity * 2 + 1, sizeof *args);
+    at = 0;
+    for (int k = 0; k < op->arity; k++) {
+        args[k] = acc[k];
+        args[op->arity + k] = be_strf(&c->x, "g_rp%d", k);
+        be_line(b, "%s %s;", ct(op->op->ptypes[k]), args[op->arity + k]);
+        be_line(b, "memcpy(&%s, g_ab + (size_t)g_r * %d + %d, %d);", args[op->arity + k], bytes, at, ir_scalar_size(op->op->ptypes[k]));
+        at += ir_scalar_size(op->op->ptypes[k]);
+    }
+    be_expr_reset(&c->x);
+    const char **res = calloc((size_t)op->op->nres + 1, sizeof *res);
+    be_lambda(&c->x, op->op, args, res);
+    for (int k = 0; k < op->arity; k++) { be_line(b, "%s = %s;", acc[k], res[k]); }
+    free(res);
+    free(args);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "free(g_ab);");
+    b->indent--;
+    be_line(b, "}");
+    be_expr_reset(&c->x);
+}
+
+/* Before a sharded scan's launch: this shard's totals, then this rank's prefix. */
+void cuda_shard_before(CuEmit *c, IrKernel *k) {
+    ShardScan *ss = c->shard ? scan_of(k) : NULL;
+    if (!ss) { return; }
+    cuda_host_stmt(c, &ss->tot);
+    IrStmt *s = k->stmt;
+    be_line(c->b, "/* the earlier ranks' totals folded in rank order: this rank's prefix */");
+    int o = 0;
+    for (int i = 0; i < s->nscans; i++) {
+        IrOperator *op = &s->scans[i];
+        const char **vals = calloc((size_t)op->arity + 1, sizeof *vals);
+        const char **acc = calloc((size_t)op->arity + 1, sizeof *acc);
+        for (int j = 0; j < op->arity; j++) {
+            vals[j] = be_strf(&c->x, "%s", be_vname(ss->tot_stmt.outs[o + j]));
+            acc[j] = be_strf(&c->x, "g_pre%d_%d_%d", ss->id, i, j);
+        }
+        gather_fold(c, op, vals, acc, true);
+        free(vals);
+        free(acc);
+        o += op->arity;
+    }
+}
+
+/* After a sharded scan's launch: the fix-up kernel. */
+static void fix_scans(CuEmit *c, ShardScan *ss) {
+    BeBuf *b = c->b;
+    IrStmt *s = ss->scan->stmt;
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "int64_t g_fn = %s;", be_vname(s->w[0]));
+    be_line(b, "const int64_t g_fblocks = (g_fn + 255) / 256;");
+    be_line(b, "const unsigned g_fgrid = (unsigned)(g_fblocks < (int64_t)gpuc_h_sms(gpuc_h) * 32 ? g_fblocks : (int64_t)gpuc_h_sms(gpuc_h) * 32);");
+    be_printf(b, "%*sif (g_fn > 0) {\n%*s    void *g_args[] = { (void *)&g_fn", b->indent * 4, "", b->indent * 4, "");
+    int o = 0;
+    for (int i = 0; i < s->nscans; i++) {
+        for (int j = 0; j < s->scans[i].arity; j++) {
+            be_printf(b, ", (void *)&g_pre%d_%d_%d, (void *)&%s", ss->id, i, j, be_vname(s->outs[o]));
+            o++;
+        }
+    }
+    be_printf(b, " };\n");
+    be_line(b, "    GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), g_fgrid, 1, 256, 0, g_args));", ss->fix);
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+}
+
 /* The reductions of a sharded statement: outs from first_out hold this
- * rank's partials on the host; gather all ranks' and fold in rank order. */
+ * rank's partials on the host; gather all ranks' and fold in rank order
+ * (every operator alike, built-in sums too: the same bits on every rank). */
 static void combine_reductions(CuEmit *c, IrStmt *s, int first_out) {
     BeBuf *b = c->b;
     int o = first_out;
     for (int i = 0; i < s->nreds; i++) {
         IrOperator *op = &s->reds[i];
-        int bytes = 0;
-        for (int k = 0; k < op->arity; k++) { bytes += ir_scalar_size(op->op->ptypes[k]); }
+        const char **vals = calloc((size_t)op->arity + 1, sizeof *vals);
+        const char **acc = calloc((size_t)op->arity + 1, sizeof *acc);
+        for (int k = 0; k < op->arity; k++) {
+            vals[k] = be_strf(&c->x, "%s", be_vname(s->outs[o + k]));
+            acc[k] = be_strf(&c->x, "g_ra%d_%d", i, k);
+        }
         be_line(b, "{");
         b->indent++;
         be_line(b, "/* every rank's partial, combined in rank order */");
-        be_line(b, "unsigned char g_sb[%d];", bytes);
-        int at = 0;
-        for (int k = 0; k < op->arity; k++) {
-            be_line(b, "memcpy(g_sb + %d, &%s, %d);", at, be_vname(s->outs[o + k]), ir_scalar_size(op->op->ptypes[k]));
-            at += ir_scalar_size(op->op->ptypes[k]);
-        }
-        be_line(b, "unsigned char *g_ab = (unsigned char *)malloc((size_t)comm->size * %d);", bytes);
-        be_line(b, "int g_grc = g_ab ? gpuc_shard_gather(gpuc_h, comm, g_sb, g_ab, %d) : 2;", bytes);
-        be_line(b, "if (g_grc != 0) {");
-        be_line(b, "    free(g_ab);");
-        be_line(b, "    GPUC_TRY(g_grc);");
-        be_line(b, "}");
-        const char **acc = calloc((size_t)op->arity + 1, sizeof *acc);
-        for (int k = 0; k < op->arity; k++) {
-            acc[k] = be_strf(&c->x, "g_ra%d_%d", i, k);
-            be_line(b, "%s %s = %s;", ct(op->op->ptypes[k]), acc[k], be_expr(&c->x, op->ne[k]));
-        }
-        be_line(b, "for (int g_r = 0; g_r < comm->size; g_r++) {");
-        b->indent++;
-        const char **args = calloc((size_t)op->arity * 2 + 1, sizeof *args);
-        at = 0;
-        for (int k = 0; k < op->arity; k++) {
-            args[k] = acc[k];
-            args[op->arity + k] = be_strf(&c->x, "g_rp%d_%d", i, k);
-            be_line(b, "%s %s;", ct(op->op->ptypes[k]), args[op->arity + k]);
-            be_line(b, "memcpy(&%s, g_ab + (size_t)g_r * %d + %d, %d);", args[op->arity + k], bytes, at,
-                    ir_scalar_size(op->op->ptypes[k]));
-            at += ir_scalar_size(op->op->ptypes[k]);
-        }
-        be_expr_reset(&c->x);
-        const char **res = calloc((size_t)op->op->nres + 1, sizeof *res);
-        be_lambda(&c->x, op->op, args, res);
-        for (int k = 0; k < op->arity; k++) { be_line(b, "%s = %s;", acc[k], res[k]); }
-        free(res);
-        free(args);
+        gather_fold(c, op, vals, acc, false);
+        for (int k = 0; k < op->arity; k++) { be_line(b, "%s = %s;", vals[k], acc[k]); }
         b->indent--;
         be_line(b, "}");
-        be_line(b, "free(g_ab);");
-        for (int k = 0; k < op->arity; k++) { be_line(b, "%s = %s;", be_vname(s->outs[o + k]), acc[k]); }
+        free(vals);
         free(acc);
-        b->indent--;
-        be_line(b, "}");
-        be_expr_reset(&c->x);
         o += op->arity;
     }
 }
@@ -132,8 +309,10 @@ static void combine_reductions(CuEmit *c, IrStmt *s, int first_out) {
 /* After a sharded statement's launch (and its scalars' copy to the host). */
 void cuda_shard_combine(CuEmit *c, IrKernel *k) {
     IrStmt *s = k->stmt;
-    if (!c->shard || !s || !s->sharded) { return; }
-    if (k->kind == IR_K_REDUCE && s->nreds) {
+    if (!c->shard || !s || !s->sharded || is_total(k)) { return; }
+    ShardScan *ss = scan_of(k);
+    if (ss) { fix_scans(c, ss); }
+    if ((k->kind == IR_K_REDUCE || ss) && s->nreds) {
         combine_reductions(c, s, s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s));
     }
     if (k->kind == IR_K_FILTER) {
@@ -281,12 +460,16 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
         for (int j = 0; j < e->nkernels; j++) {
             IrKernel *k = &e->kernels[j];
             k->name = ir_fmt(m->arena, "shard_%s", k->name);
+            if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
             if (!cuda_kernel_emitter(k->kind)) { continue; }
             c.x.ntmp = 0;
             be_expr_reset(&c.x);
             c.x.idx0_offset = k->stmt && k->stmt->sharded ? "g_shard_off" : NULL;
+            ShardScan *ss = scan_of(k);
+            if (ss) { cuda_kernel_emitter(IR_K_REDUCE)(&c, &ss->tot); c.x.ntmp = 0; be_expr_reset(&c.x); }
             cuda_kernel_emitter(k->kind)(&c, k);
             c.x.idx0_offset = NULL;
+            if (ss) { emit_fix_kernel(&c, ss); }
         }
     }
     be_printf(&b, HOST_GUARD);
@@ -302,5 +485,8 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     be_expr_free(&c.x);
+    free(scans);
+    scans = NULL;
+    nscans = 0;
     return 0;
 }
