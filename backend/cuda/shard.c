@@ -48,7 +48,7 @@ static const char *unsupported(IrEntry *e) {
         IrKernel *k = &e->kernels[i];
         if (!k->stmt || !k->stmt->sharded) { continue; }
         if (k->kind == IR_K_SCAN && (k->stmt->post || k->stmt->rank != 1)) { return "a sharded scan with a post"; }
-        if (k->kind == IR_K_SEGRED_COL || (k->stmt->kind == IR_S_SEGRED && k->stmt->axis == 0)) { return "a column reduction"; }
+        if (k->stmt->kind == IR_S_SEGRED && k->stmt->axis == 0 && k->kind != IR_K_SEGRED_COL) { return "a column reduction"; }
         if (k->kind == IR_K_SCATTER) { return "a scatter"; }
     }
     return NULL;
@@ -306,12 +306,71 @@ static void combine_reductions(CuEmit *c, IrStmt *s, int first_out) {
     }
 }
 
+/* A column reduction over sharded rows: its outs hold this rank's partial
+ * per column (device arrays); gather every rank's, fold each column in rank
+ * order on the host, and copy the results back. */
+static void combine_columns(CuEmit *c, IrStmt *s) {
+    BeBuf *b = c->b;
+    const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));  /* be_vname's string is short-lived */
+    int o = 0;
+    for (int i = 0; i < s->nreds; i++) {
+        IrOperator *op = &s->reds[i];
+        be_line(b, "if (%s > 0) {", cols);
+        b->indent++;
+        be_line(b, "/* every rank's partials of each column, folded in rank order */");
+        be_line(b, "int g_crc = 0;");
+        for (int k = 0; k < op->arity; k++) {
+            const char *t = ct(op->op->ptypes[k]);
+            be_line(b, "%s *g_ca%d = (%s *)malloc((size_t)comm->size * (size_t)%s * sizeof(%s));", t, k, t, cols, t);
+            be_line(b, "if (g_crc == 0) { g_crc = g_ca%d ? gpuc_shard_gather_dev(gpuc_h, comm, %s, g_ca%d, (size_t)%s * sizeof(%s)) : 2; }",
+                    k, be_vname(s->outs[o + k]), k, cols, t);
+        }
+        be_line(b, "for (int64_t g_j = 0; g_crc == 0 && g_j < %s; g_j++) {", cols);
+        b->indent++;
+        const char **args = calloc((size_t)op->arity * 2 + 1, sizeof *args);
+        for (int k = 0; k < op->arity; k++) {
+            args[k] = be_strf(&c->x, "g_cacc%d", k);
+            be_line(b, "%s %s = %s;", ct(op->op->ptypes[k]), args[k], be_expr(&c->x, op->ne[k]));
+        }
+        be_line(b, "for (int g_r = 0; g_r < comm->size; g_r++) {");
+        b->indent++;
+        for (int k = 0; k < op->arity; k++) {
+            args[op->arity + k] = be_strf(&c->x, "g_cp%d", k);
+            be_line(b, "const %s %s = g_ca%d[(size_t)g_r * (size_t)%s + (size_t)g_j];", ct(op->op->ptypes[k]), args[op->arity + k], k, cols);
+        }
+        be_expr_reset(&c->x);
+        const char **res = calloc((size_t)op->op->nres + 1, sizeof *res);
+        be_lambda(&c->x, op->op, args, res);
+        for (int k = 0; k < op->arity; k++) { be_line(b, "%s = %s;", args[k], res[k]); }
+        free(res);
+        b->indent--;
+        be_line(b, "}");
+        /* rank 0's row of the buffer is read for column g_j only before this write */
+        for (int k = 0; k < op->arity; k++) { be_line(b, "g_ca%d[g_j] = %s;", k, args[k]); }
+        free(args);
+        b->indent--;
+        be_line(b, "}");
+        for (int k = 0; k < op->arity; k++) {
+            be_line(b, "if (g_crc == 0) { g_crc = gpuc_h_h2d(gpuc_h, %s, g_ca%d, (size_t)%s * sizeof(%s)); }", be_vname(s->outs[o + k]), k,
+                    cols, ct(op->op->ptypes[k]));
+        }
+        be_line(b, "if (g_crc == 0) { g_crc = GPUC_H_COMM_SYNC(gpuc_h); }  /* the copies read the host buffers */");
+        for (int k = 0; k < op->arity; k++) { be_line(b, "free(g_ca%d);", k); }
+        be_line(b, "GPUC_TRY(g_crc);");
+        b->indent--;
+        be_line(b, "}");
+        be_expr_reset(&c->x);
+        o += op->arity;
+    }
+}
+
 /* After a sharded statement's launch (and its scalars' copy to the host). */
 void cuda_shard_combine(CuEmit *c, IrKernel *k) {
     IrStmt *s = k->stmt;
     if (!c->shard || !s || !s->sharded || is_total(k)) { return; }
     ShardScan *ss = scan_of(k);
     if (ss) { fix_scans(c, ss); }
+    if (k->kind == IR_K_SEGRED_COL) { combine_columns(c, s); }
     if ((k->kind == IR_K_REDUCE || ss) && s->nreds) {
         combine_reductions(c, s, s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s));
     }
@@ -335,6 +394,7 @@ static void shard_host_prelude(BeBuf *b) {
         "#define GPUC_CUDA_SHARD_PRELUDE_\n"
         "#ifndef GPUC_H_COMM_STREAM\n"
         "#define GPUC_H_COMM_STREAM(h) ((void *)(h))  /* the stream collectives run on */\n"
+        "#define GPUC_H_COMM_SYNC(h) ((int)cudaStreamSynchronize(h))\n"
         "#endif\n"
         "/* recv[r * bytes ..) = rank r's send, host buffers, through one device buffer */\n"
         "static GPUC_SHARD_UNUSED int gpuc_shard_gather(GpucHost *h, const GpucComm *comm, const void *send, void *recv, size_t bytes) {\n"
@@ -343,6 +403,15 @@ static void shard_host_prelude(BeBuf *b) {
         "    if (rc == 0) { rc = gpuc_h_h2d(h, d, send, bytes); }\n"
         "    if (rc == 0) { rc = comm->all_gather(comm, d, (char *)d + bytes, bytes, GPUC_H_COMM_STREAM(h)); }\n"
         "    if (rc == 0) { rc = gpuc_h_d2h(h, recv, (char *)d + bytes, bytes * (size_t)comm->size); }\n"
+        "    if (d) { gpuc_h_free(h, d); }\n"
+        "    return rc;\n"
+        "}\n"
+        "/* recv[r * bytes ..) = rank r's send: a device buffer gathered into host memory */\n"
+        "static GPUC_SHARD_UNUSED int gpuc_shard_gather_dev(GpucHost *h, const GpucComm *comm, const void *send, void *recv, size_t bytes) {\n"
+        "    void *d = NULL;\n"
+        "    int rc = gpuc_h_alloc(h, &d, bytes * (size_t)comm->size);\n"
+        "    if (rc == 0) { rc = comm->all_gather(comm, send, d, bytes, GPUC_H_COMM_STREAM(h)); }\n"
+        "    if (rc == 0) { rc = gpuc_h_d2h(h, recv, d, bytes * (size_t)comm->size); }\n"
         "    if (d) { gpuc_h_free(h, d); }\n"
         "    return rc;\n"
         "}\n"
@@ -376,7 +445,8 @@ static void shard_host_array_entry(CuEmit *c, IrEntry *e) {
     for (int i = 0; i < e->nparams; i++) {
         IrValue *v = e->params[i];
         if (!v->rank) { continue; }
-        const char *n = v->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1])) : be_vname(v->dims[0]);
+        const char *n = v->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]))
+                                    : be_strf(&c->x, "%s", be_vname(v->dims[0]));
         be_line(b, "%s *g_d%d = NULL;", ct(v->elem), i);
         be_line(b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&g_d%d, (size_t)(%s > 0 ? %s : 1) * sizeof(%s)));", i, n, n, ct(v->elem));
         be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_h2d(gpuc_h, g_d%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
