@@ -16,7 +16,8 @@ mkdir -p "$out"
 gpuc=$dev/prefix/bin/gpuc
 [ -x "$gpuc" ] || gpuc=$root/build/driver/gpuc
 inc=$dev/prefix/include lib=$dev/prefix/lib
-[ -f "$inc/gpuc_comm.h" ] || { inc=$root/runtime; lib=$root/build/runtime; }
+[ -f "$lib/libgpuc_runtime.a" ] || lib=$dev/prefix/lib64
+[ -f "$inc/gpuc_comm.h" ] && [ -f "$lib/libgpuc_runtime.a" ] || { inc=$root/runtime; lib=$root/build/runtime; }
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 arch=${GPUC_DEVICE_ARCH:-sm_90}
 if [ -z "${GPUC_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
