@@ -28,6 +28,10 @@ int be_emit_c(FILE *out, IrModule *m);
  * (--emit=c-shard, docs/sharding.md). */
 int be_emit_c_shard(FILE *out, IrModule *m, bool table);
 int be_emit_cuda(FILE *out, IrModule *m);
+/* --emit=cuda-shard (backend/cuda/shard.c): after be_emit_cuda, the plain
+ * entries' host-array wrappers; then, after ir_shard, the sharded entries. */
+int be_emit_cuda_shard_plain(FILE *out, IrModule *m);
+int be_emit_cuda_shard(FILE *out, IrModule *m);
 /* The C backend plus the runner's program table and main (runner/gpuc_program.h). */
 int be_emit_program(FILE *out, IrModule *m);
 
@@ -42,6 +46,11 @@ void be_printf(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 
 void be_line(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void be_buf_free(BeBuf *b);
 
+/* emit_c.c's sharded-entry prelude (the gpuc_comm vtable, with `table` the
+ * call table's types; the host gpuc_shard_size only for C) and call table. */
+void be_shard_prelude(BeBuf *b, bool table, bool cuda);
+void be_shard_table(BeBuf *b, IrModule *m);
+
 /* The C name of an IR value. Returned string lives until the next 8 calls. */
 const char *be_vname(const IrValue *v);
 
@@ -51,6 +60,7 @@ typedef struct BeExprCtx {
     bool host_reads;            /* reads of arrays go through gpuc_dread (device arrays read from the host) */
     const char *const *params;  /* names of the lambda parameters */
     const char *idx[2];         /* names of the element indices */
+    const char *idx0_offset;    /* sharded CUDA kernels: added to idx[0], the shard's first row (docs/sharding.md) */
     int ntmp;                   /* next temporary number (shared across calls) */
     bool is_var;                /* emit_inner: the result is already a variable */
     int nmemo, capmemo;

@@ -820,7 +820,7 @@ int be_emit_c(FILE *out, IrModule *m) {
 
 /* ---- --emit=c-shard: the sharded entries after the plain ones ---- */
 
-static void shard_prelude(BeBuf *b, bool table) {
+void be_shard_prelude(BeBuf *b, bool table, bool cuda) {
     be_printf(b,
         "\n/* ---- sharded entries (gpuc --emit=c-shard, docs/sharding.md) ---- */\n"
         "/* the collectives' vtable, as in runtime/gpuc_comm.h (ORDER COMM VTABLE) */\n"
@@ -863,7 +863,9 @@ static void shard_prelude(BeBuf *b, bool table) {
         "#define GPUC_SHARD_UNUSED __attribute__((unused))\n"
         "#else\n"
         "#define GPUC_SHARD_UNUSED\n"
-        "#endif\n"
+        "#endif\n");
+    if (!cuda) {
+        be_printf(b,
         "/* global = the sum of the ranks' local sizes, offset = the sum over earlier ranks */\n"
         "static GPUC_SHARD_UNUSED int gpuc_shard_size(const GpucComm *comm, int64_t local, int64_t *global, int64_t *offset) {\n"
         "    int64_t *all = (int64_t *)gpuc_alloc((size_t)comm->size * sizeof(int64_t));\n"
@@ -877,6 +879,7 @@ static void shard_prelude(BeBuf *b, bool table) {
         "    free(all);\n"
         "    return rc;\n"
         "}\n\n");
+    }
     if (!table) { return; }
     be_printf(b,
         "/* What a generic driver needs to call an entry plain and sharded\n"
@@ -960,9 +963,12 @@ static void shard_wrapper(BeBuf *b, IrEntry *e, bool sharded) {
     be_line(b, "}");
 }
 
-static void shard_table(BeBuf *b, IrModule *m) {
+void be_shard_table(BeBuf *b, IrModule *m) {
+    int n = 0;
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
+        if (!e->sharded) { continue; }
+        n++;
         be_printf(b, "static const int gpuc_shard_sizes_%s[] = {", e->name);
         for (int k = 0; k < e->nsizes; k++) { be_printf(b, " %d,", shard_of_value(e, e->sizes[k]) ? 1 : 0); }
         be_printf(b, " 0 };\n");
@@ -979,12 +985,13 @@ static void shard_table(BeBuf *b, IrModule *m) {
     be_printf(b, "static GPUC_SHARD_UNUSED const GpucShardEntry gpuc_shard_entries[] = {\n");
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
+        if (!e->sharded) { continue; }
         be_printf(b, "    { \"%s\", %d, gpuc_shard_sizes_%s, %d, gpuc_shard_args_%s, %d, gpuc_shard_results_%s, "
                      "gpuc_shard_call_plain_%s, gpuc_shard_call_sharded_%s },\n",
                   e->name, e->nsizes, e->name, e->nparams, e->name, e->nresults, e->name, e->name, e->name);
     }
     be_printf(b, "    { NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL },\n};\n");
-    be_printf(b, "static GPUC_SHARD_UNUSED const int gpuc_shard_num_entries = %d;\n", m->nentries);
+    be_printf(b, "static GPUC_SHARD_UNUSED const int gpuc_shard_num_entries = %d;\n", n);
 }
 
 /* Call after be_emit_c wrote the plain entries and ir_shard rewrote the
@@ -998,7 +1005,7 @@ int be_emit_c_shard(FILE *out, IrModule *m, bool table) {
     c.x.b = &b;
     c.x.cuda = false;
     c.shard = true;
-    shard_prelude(&b, table);
+    be_shard_prelude(&b, table, false);
     for (int i = 0; i < m->nentries; i++) {
         if (!m->entries[i]->sharded) { continue; }
         shard_signature(&b, m->entries[i]);
@@ -1008,7 +1015,7 @@ int be_emit_c_shard(FILE *out, IrModule *m, bool table) {
     for (int i = 0; i < m->nentries; i++) {
         if (m->entries[i]->sharded) { emit_entry(&c, m->entries[i]); }
     }
-    if (table) { shard_table(&b, m); }
+    if (table) { be_shard_table(&b, m); }
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     be_expr_free(&c.x);

@@ -322,7 +322,9 @@ const char *be_expr(BeExprCtx *c, const IrExpr *e) {
     switch (e->kind) {
     case IR_E_CONST: return be_const(c, e);
     case IR_E_PARAM: return c->params[e->index];
-    case IR_E_IDX: return c->idx[e->index];
+    case IR_E_IDX:
+        if (e->index == 0 && c->idx0_offset) { return be_strf(c, "(%s + %s)", c->idx[0], c->idx0_offset); }
+        return c->idx[e->index];
     case IR_E_LOOPVAR: return be_strf(c, "k%d", e->index);
     case IR_E_FREE: return be_strf(c, "%s", be_vname(e->val));
     default: break;

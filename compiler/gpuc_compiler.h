@@ -57,6 +57,9 @@ typedef enum GpucEmit {
     GPUC_EMIT_C_SHARD,     /* "source": reference C, then the sharded entries over
                               runtime/gpuc_comm.h and their call table (--emit=c-shard,
                               docs/sharding.md) */
+    GPUC_EMIT_CUDA_SHARD,  /* "source": CUDA C, then the sharded entries' kernels and
+                              their launchers over gpuc_comm.h (NCCL) and the call
+                              table (--emit=cuda-shard, docs/sharding.md) */
 } GpucEmit;
 
 /* What gpuc_compiler_compile returns (and gpuc_compiler_result_status). */

@@ -56,7 +56,8 @@ static void usage(FILE *out)
             "  --emit=KIND        print KIND: ast (the checked program), tokens, ir (after\n"
             "                     fusion), ir-unfused, c (reference C), cuda (CUDA C, also\n"
             "                     an nvcc include: docs/cuda_include.md), c-shard (reference\n"
-            "                     C plus sharded entries: docs/sharding.md)\n"
+            "                     C plus sharded entries: docs/sharding.md), cuda-shard\n"
+            "                     (CUDA C plus sharded entries over NCCL)\n"
             "  --emit=lib -o DIR/libNAME  build a library: libNAME.a, libNAME.so, NAME.h,\n"
             "                     NAME.json (docs/library.md)\n"
             "  --dump-after=PASS  print the IR after pass PASS\n"
@@ -337,7 +338,7 @@ static int compile(FeArena *a, const Options *o)
         DrvBuildOptions bo = { o->entry, o->arch, o->gpuc_home, false };
         return drv_build_exe(&co, &bo, o->output); /* -o without --emit: an executable */
     }
-    static const char *const text_kinds[] = { "ast", "ir", "ir-unfused", "c", "c-shard", "cuda", "program", NULL };
+    static const char *const text_kinds[] = { "ast", "ir", "ir-unfused", "c", "c-shard", "cuda", "cuda-shard", "program", NULL };
     for (int i = 0; text_kinds[i]; i++) {
         if (strcmp(o->emit, text_kinds[i]) == 0) {
             return emit_text(a, o, &co, (GpucEmit)gpuc_compiler_emit_kind(o->emit));
@@ -353,7 +354,7 @@ static int compile(FeArena *a, const Options *o)
         DrvBuildOptions bo = { NULL, o->arch, o->gpuc_home, false };
         return drv_build_lib(&co, &bo, o->output);
     }
-    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c, c-shard, cuda or lib)\n", o->emit);
+    fprintf(stderr, "gpuc: error: unknown emit kind '%s' (expected ast, tokens, ir, ir-unfused, c, c-shard, cuda, cuda-shard or lib)\n", o->emit);
     return 2;
 }
 

@@ -53,7 +53,8 @@ typedef enum GpucStatus {
   GPUC_ERROR_NOT_FOUND,         /* no such kernel or global, or no image fits the device */
   GPUC_ERROR_LAUNCH_CONFIG,     /* grid/block/shared memory exceed the kernel's or device's limits */
   GPUC_ERROR_LAUNCH_FAILED,     /* a kernel faulted (an illegal address, a trap...); the context is unusable */
-  GPUC_ERROR_IO                 /* a file could not be read or written */
+  GPUC_ERROR_IO,                /* a file could not be read or written */
+  GPUC_ERROR_NO_NCCL            /* libnccl could not be loaded (sharded entries on the GPU, gpuc_comm.h) */
 } GpucStatus;
 
 /* Name ("GPUC_ERROR_CUDA") and one-line description of a status. */

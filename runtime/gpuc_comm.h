@@ -3,7 +3,7 @@
  * A GpucComm is a small vtable over a communicator of `size` ranks. Generated
  * sharded entries (gpuc --emit=c-shard) call only these members. The CPU
  * implementation (gpuc_comm_threads.c) runs ranks as threads of one process;
- * an NCCL implementation fills the same members from an ncclComm_t:
+ * the NCCL implementation (gpuc_comm_nccl.c) fills the same members from an ncclComm_t:
  *   all_gather = ncclAllGather(send, recv, bytes, ncclUint8, comm, stream)
  *   all_reduce = ncclAllReduce(send, recv, count, type, op, comm, stream)
  * `stream` is a cudaStream_t / CUstream there, NULL on the CPU.
@@ -67,6 +67,23 @@ const GpucComm *gpuc_comm_threads_rank(GpucCommThreads *t, int rank);
 /* Run fn(rank's comm, arg, rank) on `size` threads and join them; returns the
  * first nonzero fn result in rank order, or -1 if threads could not start. */
 int gpuc_comm_threads_run(int size, int (*fn)(const GpucComm *comm, void *arg, int rank), void *arg);
+
+/* ---- NCCL (gpuc_comm_nccl.c): libnccl loaded with dlopen at first use ----
+ * Buffers are device pointers and `stream` a CUstream. Each function returns
+ * 0 or a GpucStatus (gpuc.h) with the message in gpuc_last_error():
+ * GPUC_ERROR_NO_NCCL when libnccl cannot be loaded ($GPUC_NCCL_LIBRARY,
+ * libnccl.so.2, libnccl.so, the nvidia-nccl wheel under a Python install). */
+int gpuc_comm_nccl_load(void);
+/* Wrap the caller's ncclComm_t (rank and size from NCCL); the caller keeps
+ * it and destroys it after gpuc_comm_nccl_free. */
+int gpuc_comm_from_nccl(void *nccl_comm, GpucComm **out);
+/* ncclCommInitAll over devices 0 .. n-1: out[r] is rank r on device r, owning
+ * its communicator. More ranks than devices: GPUC_ERROR_NO_DEVICE. */
+int gpuc_comm_nccl_init_all(int n, GpucComm **out);
+/* Frees the wrapper (and the communicator if gpuc made it). NULL is ok. */
+void gpuc_comm_nccl_free(GpucComm *comm);
+/* The ncclComm_t under a GpucComm made by the functions above. */
+void *gpuc_comm_nccl_handle(const GpucComm *comm);
 
 #ifdef __cplusplus
 }

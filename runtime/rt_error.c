@@ -21,6 +21,7 @@ static const char *const status_names[][2] = {
   {"GPUC_ERROR_LAUNCH_CONFIG", "launch configuration exceeds a limit"},
   {"GPUC_ERROR_LAUNCH_FAILED", "a kernel faulted; the context is unusable"},
   {"GPUC_ERROR_IO", "file input/output failed"},
+  {"GPUC_ERROR_NO_NCCL", "NCCL not found (libnccl.so.2 not loadable)"},
 };
 
 const char *gpuc_status_name(GpucStatus s) {

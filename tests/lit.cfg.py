@@ -18,6 +18,7 @@ config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%cuda_home", config.cuda_home))
 # what a C client of an instrumented library (sanitizer build) must add
 config.substitutions.append(("%sanitize_flags", "-fsanitize=address,undefined" if config.sanitize else ""))
+config.substitutions.append(("%nvcc_sanitize_flags", "-Xcompiler -fsanitize=address -Xcompiler -fsanitize=undefined" if config.sanitize else ""))
 
 # Keep the environment small and predictable; sanitizer builds fail on any report.
 for var in ["HOME", "TMPDIR", "PATH", "LD_LIBRARY_PATH", "XDG_CACHE_HOME"]:

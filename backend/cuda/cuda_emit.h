@@ -17,6 +17,7 @@ typedef struct {
     BeExprCtx x;
     IrModule *m;
     IrEntry *e;
+    bool shard;    /* emitting sharded entries after ir_shard (shard.c, docs/sharding.md) */
 } CuEmit;
 
 /* The C type of a scalar. */
@@ -119,8 +120,21 @@ void matmul_host_split(CuEmit *c, IrKernel *k, KParams *p);  /* fast kernels' la
 
 /* launch.c */
 void host_array_entry(CuEmit *c, IrEntry *e);
+void cuda_host_shard_entry(CuEmit *c, IrEntry *e);
+void cuda_host_stmt(CuEmit *c, IrKernel *k);  /* one kernel's launch (and a host statement) */
 void cuda_host_into_entries(BeBuf *b, IrModule *m);
 bool cuda_results_known(IrEntry *e);
+
+/* shard.c: sharded entries (docs/sharding.md) */
+const char *shard_offset_name(IrEntry *e, IrStmt *s);
+void cuda_shard_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *lead);
+void cuda_shard_sizes(CuEmit *c);
+void cuda_shard_combine(CuEmit *c, IrKernel *k);
+void cuda_shard_before(CuEmit *c, IrKernel *k);
+
+/* emit.c */
+typedef void (*CuKernelEmitter)(CuEmit *c, IrKernel *k);
+CuKernelEmitter cuda_kernel_emitter(IrKernelKind kind);  /* NULL for IR_K_HOST */
 
 /* prelude.c */
 void nvcc_host_prelude(BeBuf *b);

@@ -18,7 +18,6 @@
 /* The emit function of each kernel kind: adding a kind is one file and one
  * row here; every IrKernelKind (ir/ir.h) has a row.  IR_K_HOST kernels
  * run on the host: launch.c writes them. */
-typedef void (*CuKernelEmitter)(CuEmit *c, IrKernel *k);
 static const CuKernelEmitter kernel_emitters[] = {
     [IR_K_MAP] = emit_map,               /* map.c */
     [IR_K_REDUCE] = emit_reduce,         /* reduce.c */
@@ -30,6 +29,8 @@ static const CuKernelEmitter kernel_emitters[] = {
     [IR_K_MATMUL] = emit_matmul,         /* matmul.c */
     [IR_K_HOST] = NULL,
 };
+
+CuKernelEmitter cuda_kernel_emitter(IrKernelKind kind) { return kernel_emitters[kind]; }
 
 /* An identifier from the source file's name, for the include guard. */
 static void guard_name(BeBuf *b, const char *file) {

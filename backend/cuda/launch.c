@@ -404,6 +404,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "gpuc_h_free(gpuc_h, %s_d);", be_vname(v));
         be_line(b, "(void)%s;", be_vname(v));
     }
+    cuda_shard_combine(c, k);
     kp_free(&p);
 }
 
@@ -497,6 +498,10 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
         be_printf(b, "/* %s:%d: entry %s on device arrays, results into the caller's arrays */\n", c->m->file, e->line, e->name);
         be_printf(b, "GPUC_HOST_FN ");
         into_signature(b, e);
+    } else if (c->shard) {
+        be_printf(b, "/* %s:%d: entry %s sharded, on this rank's device arrays */\n", c->m->file, e->line, e->name);
+        be_printf(b, "GPUC_HOST_FN ");
+        cuda_shard_signature(b, e, "gpuc_dev_shard_", "GpucHost *gpuc_h, const GpucComm *comm");
     } else {
         be_printf(b, "/* %s:%d: entry %s on device arrays */\n", c->m->file, e->line, e->name);
         be_printf(b, "GPUC_HOST_FN ");
@@ -505,10 +510,12 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     be_printf(b, " {\n");
     b->indent = 1;
     be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
+    if (c->shard) { cuda_shard_sizes(c); }
     ir_count_uses(e);  /* device_scalar_result needs each value's readers */
     c->x.ntmp = 0;
     for (int i = 0; i < e->nkernels; i++) {
         be_expr_reset(&c->x);
+        cuda_shard_before(c, &e->kernels[i]);
         host_stmt(c, &e->kernels[i]);
     }
     if (entry_reads(e)) {
@@ -612,6 +619,11 @@ void host_array_entry(CuEmit *c, IrEntry *e) {
     b->indent = 0;
     be_printf(b, "}\n\n");
 }
+
+void cuda_host_stmt(CuEmit *c, IrKernel *k) { host_stmt(c, k); }
+
+/* gpuc_dev_shard_NAME (c->shard, after ir_shard: shard.c) */
+void cuda_host_shard_entry(CuEmit *c, IrEntry *e) { host_entry(c, e, false); }
 
 void be_cuda_host_entries(BeBuf *b, IrModule *m) {
     CuEmit c = { 0 };

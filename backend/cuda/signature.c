@@ -61,6 +61,8 @@ void stmt_params(CuEmit *c, IrStmt *s, KParams *p) {
     ir_stmt_visit_reads(s, kp_visit, &k);
     for (int i = 0; i < s->nscans; i++) { for (int j = 0; j < s->scans[i].arity; j++) { ir_expr_visit_reads(s->scans[i].ne[j], kp_visit, &k); } }
     for (int i = 0; i < s->nreds; i++) { for (int j = 0; j < s->reds[i].arity; j++) { ir_expr_visit_reads(s->reds[i].ne[j], kp_visit, &k); } }
+    /* a sharded statement's global row index is the local one plus the shard's first row */
+    if (c->shard && s->sharded) { kp_add(c, p, "const int64_t g_shard_off", shard_offset_name(c->e, s)); }
     for (int o = 0; o < s->nouts; o++) {
         IrValue *v = s->outs[o];
         char d[160], a[160];

@@ -15,6 +15,11 @@
  *
  * Prints one line per entry and `shard_check: PASS ...` or `FAIL ...`; exit
  * status 0 only when everything matched.
+ *
+ * On GPUs (tests/gpu/shard_gpu_check.cu, --emit=cuda-shard) the includer
+ * defines GPUC_SHARD_RUN (how ranks run: NCCL, one GPU each) and
+ * GPUC_SHARD_RANKS (the rank counts) before including this file, which is
+ * therefore also valid C++.
  */
 #include GPUC_SHARD_FILE
 #include "gpuc_comm.h"  /* after: the generated file's copy of the vtable is the header's */
@@ -26,7 +31,13 @@
 #include <string.h>
 
 enum { MAX_RANKS = 8, MAX_VALUES = 32, MAX_SIZES = 16, NSPLITS = 4 };
-static const int rank_counts[] = { 1, 2, 3, 8 };
+#ifndef GPUC_SHARD_RUN
+#define GPUC_SHARD_RUN gpuc_comm_threads_run
+#endif
+#ifndef GPUC_SHARD_RANKS
+#define GPUC_SHARD_RANKS 1, 2, 3, 8
+#endif
+static const int rank_counts[] = { GPUC_SHARD_RANKS };
 static const int64_t global_sizes[] = { 0, 1, 2, 5, 17, 130, 1000 };
 static const int64_t replicated_size = 3;   /* sizes that are not split */
 static const char *const split_names[NSPLITS] = { "even", "random", "all-last", "ones" };
@@ -109,7 +120,7 @@ static int64_t dim_of(const Case *c, const GpucShardArg *a, int d) {
 }
 
 static int run_rank(const GpucComm *comm, void *p, int r) {
-    Case *c = p;
+    Case *c = (Case *)p;
     const GpucShardEntry *e = c->e;
     int64_t sizes[MAX_SIZES];
     void *args[MAX_VALUES];
@@ -188,7 +199,7 @@ static bool check_case(Case *c, int how) {
         want_shape[i][0] = want_shape[i][1] = 0;
     }
     int prc = e->plain(NULL, c->sizes, c->args, want, want_shape);
-    if (gpuc_comm_threads_run(c->ranks, run_rank, c) != 0) {
+    if (GPUC_SHARD_RUN(c->ranks, run_rank, c) != 0) {
         report(c, how, "the threads did not run");
         return false;
     }
@@ -322,6 +333,8 @@ int main(void) {
         printf("shard_check: FAIL: %d of %d entries differ\n", bad_entries, gpuc_shard_num_entries);
         return 1;
     }
-    printf("shard_check: PASS: %d entries, %d cases, ranks 1 2 3 8\n", gpuc_shard_num_entries, total);
+    printf("shard_check: PASS: %d entries, %d cases, ranks", gpuc_shard_num_entries, total);
+    for (size_t ri = 0; ri < sizeof rank_counts / sizeof *rank_counts; ri++) { printf(" %d", rank_counts[ri]); }
+    printf("\n");
     return 0;
 }
