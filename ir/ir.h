@@ -382,6 +382,9 @@ void ir_fuse_dependent_reduce(IrModule *m);  /* ir/fuse_dependent_reduce.c */
 void ir_fuse_rows(IrModule *m);              /* ir/fuse_rows.c */
 void ir_dce(IrModule *m);                    /* ir/dce.c */
 void ir_to_kernels(IrModule *m);             /* ir/to_kernels.c */
+/* Every array the statement streams has one element size (what 16-byte
+ * vectors of a map or reduction need). */
+bool ir_stmt_streams_uniform(IrStmt *s);
 /* ir/shard.c: rewrite every entry into its sharded form (docs/sharding.md);
  * false when some entry reads across shards (reported as errors when
  * `report`, else that entry is only left with `sharded` false). */

@@ -248,6 +248,18 @@ bool ir_shard(IrModule *m, bool report) {
         Shard sh = { m, m->entries[i], 0, NULL, report, true };
         shard_entry(&sh);
         ok = ok && sh.ok;
+        /* own-index reads became inputs after ir_to_kernels chose 16-byte
+         * vectors: a new input of another element size (u32 read into an i64
+         * map) would be loaded as vectors of the wrong width, so such kernels
+         * go element by element (the H100 shard check found it: to_end) */
+        IrEntry *e = m->entries[i];
+        for (int k = 0; k < e->nkernels; k++) {
+            IrKernel *kn = &e->kernels[k];
+            if (kn->vectorize && kn->stmt && (kn->kind == IR_K_MAP || kn->kind == IR_K_REDUCE) &&
+                !ir_stmt_streams_uniform(kn->stmt)) {
+                kn->vectorize = false;
+            }
+        }
     }
     return ok;
 }

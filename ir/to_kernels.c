@@ -82,6 +82,13 @@ static IrScalar matmul_fast_elem(IrStmt *s) {
 
 static const char *const short_kind[] = { "map", "reduce", "scan", "filter", "scatter", "rowred", "colred", "matmul", "host" };
 
+bool ir_stmt_streams_uniform(IrStmt *s) {
+    bool uniform;
+    int minsz;
+    max_elem(s, &uniform, &minsz);
+    return uniform;
+}
+
 void ir_to_kernels(IrModule *m) {
     for (int ei = 0; ei < m->nentries; ei++) {
         IrEntry *e = m->entries[ei];
