@@ -114,10 +114,14 @@ void be_runtime_host_prelude(BeBuf *b) {
         "}\n"
         "GPUC_HAPI void gpuc_h_done(GpucHost *h) { gpuc_h_release(h, 0); free(h->live); h->live = NULL; h->caplive = 0; }\n"
         "GPUC_HAPI int gpuc_h_zero(GpucHost *h, void *p, size_t n) { return (int)gpuc_memset_async(h->ctx, GPUC_DP(p), 0, n, NULL); }\n"
-        "/* a zero counter for a last-block reduction: a block of this call */\n"
+        "/* a zero counter for a last-block reduction: the context's word for its\n"
+        " * current stream, kept for the context's life (each kernel that counts on it\n"
+        " * leaves it at zero again), so a reduction is one launch, with no memset */\n"
         "GPUC_HAPI int gpuc_h_counter(GpucHost *h, unsigned int **out) {\n"
-        "    int rc = gpuc_h_alloc(h, (void **)out, sizeof **out);\n"
-        "    return rc ? rc : gpuc_h_zero(h, *out, sizeof **out);\n"
+        "    GpucDevPtr p = 0;\n"
+        "    int rc = (int)gpuc_context_zero_word(h->ctx, &p);\n"
+        "    *out = (unsigned int *)(uintptr_t)p;\n"
+        "    return rc;\n"
         "}\n"
         "GPUC_HAPI int gpuc_h_d2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)gpuc_memcpy_dtod_async(h->ctx, GPUC_DP(d), GPUC_DP(s), n, NULL); }\n"
         "GPUC_HAPI int gpuc_h_h2d(GpucHost *h, void *d, const void *s, size_t n) { return (int)gpuc_memcpy_htod_async(h->ctx, GPUC_DP(d), s, n, NULL); }\n"
@@ -329,7 +333,8 @@ static void cuda_adapter(BeBuf *b, IrEntry *e) {
         be_line(b, "%s *g_d%d = NULL;", t, i);
         be_line(b, "{");
         be_line(b, "    const size_t g_bytes = (size_t)gpuc_value_count(&args[%d]) * sizeof(%s);", i, t);
-        be_line(b, "    if ((g_rc = gpuc_h_alloc(gpuc_h, (void **)&g_d%d, g_bytes)) != 0 || (g_bytes && (g_rc = gpuc_h_h2d(gpuc_h, g_d%d, args[%d].data, g_bytes)) != 0)) { goto fail; }", i, i, i);
+        be_line(b, "    if ((g_rc = gpuc_run_input(run, %d, args[%d].data, g_bytes, (void **)&g_d%d)) != 0) { goto fail; }", i, i, i);
+        be_line(b, "    if (!g_d%d && ((g_rc = gpuc_h_alloc(gpuc_h, (void **)&g_d%d, g_bytes)) != 0 || (g_bytes && (g_rc = gpuc_h_h2d(gpuc_h, g_d%d, args[%d].data, g_bytes)) != 0))) { goto fail; }", i, i, i, i);
         be_line(b, "}");
     }
     for (int i = 0; i < e->nresults; i++) {

@@ -92,6 +92,13 @@ typedef struct GpucRun GpucRun;
  * whole call (transfers included). run may be NULL (no timing). */
 void gpuc_run_mark_start(GpucRun *run);
 void gpuc_run_mark_end(GpucRun *run);
+/* The device copy of array argument `index` (host data of `bytes` bytes):
+ * the runner uploads the arguments once for a series of timed runs (-r N
+ * runs the entry N + 1 times on the same inputs, as Futhark's -r does) and
+ * hands the same device copy to every run; it frees them after the series.
+ * Returns 0 with *dev set, 0 with *dev NULL when run is NULL or keeps no
+ * inputs (the entry uploads the argument itself), or a GpucStatus. */
+int gpuc_run_input(GpucRun *run, int index, const void *host, size_t bytes, void **dev);
 
 /* The C backend: compute results from args on the host. */
 typedef int (*GpucRunC)(const GpucValue *args, GpucValue *results, char *err, size_t errlen);

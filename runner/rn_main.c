@@ -18,6 +18,10 @@
 struct GpucRun {
   GpucEvent *start, *end;
   bool started, ended;   /* marked by the entry during this call */
+  GpucContext *ctx;
+  bool keep_inputs;      /* a series of runs on the same arguments: upload them once */
+  int ninputs;
+  GpucDevPtr *inputs;    /* [index]: the device copy of argument index (0: none yet) */
 };
 
 void gpuc_run_mark_start(GpucRun *run)
@@ -32,6 +36,49 @@ void gpuc_run_mark_end(GpucRun *run)
   if (run && run->end && gpuc_event_record(run->end, NULL) == GPUC_SUCCESS) {
     run->ended = true;
   }
+}
+
+int gpuc_run_input(GpucRun *run, int index, const void *host, size_t bytes, void **dev)
+{
+  *dev = NULL;
+  if (!run || !run->keep_inputs || index < 0) {
+    return 0;
+  }
+  if (index >= run->ninputs) {
+    GpucDevPtr *grown = realloc(run->inputs, sizeof *grown * (size_t)(index + 1));
+    if (!grown) {
+      return GPUC_ERROR_OUT_OF_MEMORY;
+    }
+    memset(grown + run->ninputs, 0, sizeof *grown * (size_t)(index + 1 - run->ninputs));
+    run->inputs = grown;
+    run->ninputs = index + 1;
+  }
+  if (!run->inputs[index]) {
+    GpucDevPtr p = 0;
+    GpucStatus st = gpuc_mem_alloc(run->ctx, bytes ? bytes : 1, &p);
+    if (st == GPUC_SUCCESS && bytes) {
+      st = gpuc_memcpy_htod(run->ctx, p, host, bytes);
+    }
+    if (st != GPUC_SUCCESS) {
+      gpuc_mem_free(run->ctx, p);
+      return st;
+    }
+    run->inputs[index] = p;
+  }
+  *dev = (void *)(uintptr_t)run->inputs[index];
+  return 0;
+}
+
+/* The end of a series of runs: the kept device copies of the arguments go. */
+static void run_inputs_free(GpucRun *run)
+{
+  for (int i = 0; i < run->ninputs; i++) {
+    gpuc_mem_free(run->ctx, run->inputs[i]);
+  }
+  free(run->inputs);
+  run->inputs = NULL;
+  run->ninputs = 0;
+  run->keep_inputs = false;
 }
 
 typedef enum Backend { BACKEND_AUTO, BACKEND_C, BACKEND_CUDA } Backend;
@@ -833,11 +880,13 @@ static int setup_backend(Runner *rn, const GpucProgram *prog, const Options *o)
     error("cannot create timing events: %s", msg ? msg : gpuc_last_error());
     return -1;
   }
+  dev->run.ctx = dev->ctx;
   return 0;
 }
 
 static void device_free(Device *dev)
 {
+  run_inputs_free(&dev->run);
   if (dev->run.start) {
     gpuc_event_free(dev->run.start);
   }
@@ -1094,6 +1143,8 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
   /* tmpl keeps the shapes; res owns the buffers (tmpl[i].data is only a flag) */
   long timed = o.runs > 0 ? o.runs : 1;
   double warm;
+  run_inputs_free(&dev->run);
+  dev->run.keep_inputs = true;   /* every run of the series on the same device copies */
   if (o.runs > 0 && run_once(&rn, args, res, tmpl, &warm)) {
     goto out;
   }
@@ -1102,6 +1153,7 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
       goto out;
     }
   }
+  run_inputs_free(&dev->run);
   if (o.times_path && write_times(o.times_path, times, timed, &e)) {
     error("%s", e.msg);
     goto out;
@@ -1121,6 +1173,7 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
   }
   status = 0;
 out:
+  run_inputs_free(&dev->run);
   if (sig.entry) {
     rn_values_free(args, sig.nargs);
     rn_values_free(res, sig.nres);

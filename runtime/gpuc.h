@@ -123,6 +123,12 @@ GpucStatus gpuc_context_free(GpucContext *ctx);
 const char *gpuc_context_error(GpucContext *ctx);  /* first error's message, or NULL */
 void gpuc_context_clear_error(GpucContext *ctx);
 GpucStatus gpuc_context_synchronize(GpucContext *ctx);
+/* A device word that reads zero between kernels, one per stream of the
+ * context (the current stream when asked), for generated last-block
+ * reductions: every kernel that counts on it leaves it at zero. Allocated and
+ * cleared on first use, freed with the context; so a reduction is one launch,
+ * with no memset per call. */
+GpucStatus gpuc_context_zero_word(GpucContext *ctx, GpucDevPtr *word);
 GpucStatus gpuc_context_device_info(GpucContext *ctx, GpucDeviceInfo *info);
 void *gpuc_context_handle(GpucContext *ctx);       /* the CUcontext */
 /* Make cu_stream (a CUstream of the context's CUcontext, not owned; NULL: the

@@ -425,6 +425,10 @@ GpucStatus gpuc_context_free(GpucContext *ctx) {
     }
   }
   rt_prof_free_locked(ctx);
+  for (size_t i = 0; i < ctx->nzero_words; i++) {
+    rt_cu.mem_free(ctx->zero_words[i].word);
+  }
+  free(ctx->zero_words);
   rt_pool_release_locked(ctx);
   pthread_mutex_unlock(&ctx->lock);
   if (pushed) {
@@ -463,6 +467,57 @@ GpucStatus gpuc_context_synchronize(GpucContext *ctx) {
     rt_prof_drain_locked(ctx);
     pthread_mutex_unlock(&ctx->lock);
   }
+  return GPUC_SUCCESS;
+}
+
+GpucStatus gpuc_context_zero_word(GpucContext *ctx, GpucDevPtr *word) {
+  if (!ctx || !word) {
+    rt_set_last_error("gpuc_context_zero_word: %s", ctx ? "NULL output pointer" : "NULL context");
+    return GPUC_ERROR_INVALID_VALUE;
+  }
+  *word = 0;
+  pthread_mutex_lock(&ctx->lock);
+  for (size_t i = 0; i < ctx->nzero_words; i++) {
+    if (ctx->zero_words[i].stream == ctx->stream) {
+      *word = ctx->zero_words[i].word;
+      pthread_mutex_unlock(&ctx->lock);
+      return GPUC_SUCCESS;
+    }
+  }
+  struct RtZeroWord *grown = realloc(ctx->zero_words, sizeof *grown * (ctx->nzero_words + 1));
+  pthread_mutex_unlock(&ctx->lock);
+  if (!grown) {
+    return rt_error(ctx, GPUC_ERROR_OUT_OF_MEMORY, "gpuc_context_zero_word: out of host memory");
+  }
+  bool pushed;
+  GpucStatus s = rt_enter(ctx, &pushed);
+  if (s != GPUC_SUCCESS) {
+    pthread_mutex_lock(&ctx->lock);
+    ctx->zero_words = grown;
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
+  }
+  CUdeviceptr p = 0;
+  CUresult r = rt_cu.mem_alloc(&p, 4);
+  if (r == CUDA_SUCCESS) {
+    r = rt_cu.memset_d8(p, 0, 4);   /* synchronous: zero before any kernel of any stream reads it */
+    if (r != CUDA_SUCCESS) {
+      rt_cu.mem_free(p);
+    }
+  }
+  rt_leave(ctx, pushed);
+  pthread_mutex_lock(&ctx->lock);
+  ctx->zero_words = grown;
+  if (r == CUDA_SUCCESS) {
+    ctx->zero_words[ctx->nzero_words].stream = ctx->stream;
+    ctx->zero_words[ctx->nzero_words].word = p;
+    ctx->nzero_words++;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (r != CUDA_SUCCESS) {
+    return rt_cu_error(ctx, r, "gpuc_context_zero_word: cuMemAlloc/cuMemsetD8");
+  }
+  *word = p;
   return GPUC_SUCCESS;
 }
 

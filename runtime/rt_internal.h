@@ -265,6 +265,8 @@ struct GpucContext {
   size_t npending, cap_pending;
   CUevent *spare_events;       /* events for profiling, for reuse */
   size_t nspare, cap_spare;
+  struct RtZeroWord { CUstream stream; CUdeviceptr word; } *zero_words;  /* gpuc_context_zero_word */
+  size_t nzero_words;
 };
 
 /* Record an error on ctx (first one kept; also the thread's last error and the
