@@ -50,6 +50,11 @@ void be_buf_free(BeBuf *b);
  * call table's types; the host gpuc_shard_size only for C) and call table. */
 void be_shard_prelude(BeBuf *b, bool table, bool cuda);
 void be_shard_table(BeBuf *b, IrModule *m);
+/* The sharded launchers gpuc_dev_shard_NAME over the gpuc runtime's host
+ * interface (be_runtime_host_prelude), for --emit=lib's NAME_new_comm: m
+ * after ir_shard; the kernels are those of --emit=cuda-shard. Entries without
+ * a GPU combine get `sharded` false. */
+void be_cuda_shard_launchers(BeBuf *b, IrModule *m);
 
 /* The C name of an IR value. Returned string lives until the next 8 calls. */
 const char *be_vname(const IrValue *v);
@@ -105,6 +110,8 @@ typedef struct BeLibOptions {
     const char *archs;    /* the embedded images, "sm_80,sm_90,compute_90"; NULL or "" = none */
     const char *source;   /* the .gdsl file, for the manifest */
     const char *version;  /* gpuc's version, for the manifest */
+    IrModule *sharded;    /* the same program lowered again and rewritten by ir_shard (NAME_new_comm's
+                           * sharded entries, docs/sharding.md); NULL: none */
 } BeLibOptions;
 /* NAME.h: the public header. */
 int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o);

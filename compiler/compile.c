@@ -320,6 +320,16 @@ static int compile_program(Compilation *c)
         lib_options.archs = o->archs;
         lib_options.source = main_file;
         lib_options.version = GPUC_VERSION;
+        /* NAME_new_comm's sharded entries: ir_shard rewrites a module in place,
+         * so the plain entries come from m and the sharded ones from a second
+         * lowering of the same program (docs/sharding.md) */
+        lib_options.sharded = ir_lower(prog, &lo);
+        if (lib_options.sharded) {
+            IrPipelineOptions quiet = po;
+            quiet.dump_after = NULL;
+            ir_run_pipeline(lib_options.sharded, &quiet);
+            ir_shard(lib_options.sharded, false);
+        }
     }
     switch (c->emit) {
     case GPUC_EMIT_IR:
@@ -363,6 +373,7 @@ static int compile_program(Compilation *c)
         break;
     }
     ir_module_free(m);
+    ir_module_free(lib_options.sharded);
     return rc || fe_error_count() ? GPUC_COMPILE_ERRORS : GPUC_COMPILE_OK;
 }
 
