@@ -46,15 +46,14 @@ void be_printf(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 
 void be_line(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void be_buf_free(BeBuf *b);
 
+/* shard.c: the sharded launchers gpuc_dev_shard_NAME alone, over the
+ * runtime's host interface (--emit=program); gpu[i]: entry i has one. */
+void be_cuda_shard_launchers(BeBuf *b, IrModule *m, bool *gpu);
+
 /* emit_c.c's sharded-entry prelude (the gpuc_comm vtable, with `table` the
  * call table's types; the host gpuc_shard_size only for C) and call table. */
 void be_shard_prelude(BeBuf *b, bool table, bool cuda);
 void be_shard_table(BeBuf *b, IrModule *m);
-/* The sharded launchers gpuc_dev_shard_NAME over the gpuc runtime's host
- * interface (be_runtime_host_prelude), for --emit=lib's NAME_new_comm: m
- * after ir_shard; the kernels are those of --emit=cuda-shard. Entries without
- * a GPU combine get `sharded` false. */
-void be_cuda_shard_launchers(BeBuf *b, IrModule *m);
 
 /* The C name of an IR value. Returned string lives until the next 8 calls. */
 const char *be_vname(const IrValue *v);

@@ -193,23 +193,25 @@ static void comps_free(Comps *cs) {
 
 /* ---- sharded entries (NAME_new_comm, docs/sharding.md) ----
  * o->sharded is the program lowered a second time and rewritten by ir_shard;
- * its entries are the plain module's, in the same order. */
+ * its entries are the plain module's, in the same order. be_emit_lib_source
+ * (first) clears `sharded` of the entries the GPU cannot combine yet; the
+ * header and manifest, written after it, read the marks. */
 
 /* Entry i's sharded twin, or NULL when it runs plain on a NAME_new_comm library. */
 static IrEntry *shard_twin(const BeLibOptions *o, int i) {
     IrEntry *e = o->sharded ? o->sharded->entries[i] : NULL;
-    return e && e->sharded && !cuda_shard_unsupported(e) ? e : NULL;
+    return e && e->sharded ? e : NULL;
 }
 
 /* Why entry i is not sharded (NULL when it is). ir_shard gives a refused
  * entry no sharded sizes; an accepted one that the GPU cannot combine yet
- * has them (be_cuda_shard_launchers then clears its `sharded`). */
+ * has them. */
 static const char *not_sharded(const BeLibOptions *o, int i) {
     if (shard_twin(o, i)) { return NULL; }
     IrEntry *e = o->sharded ? o->sharded->entries[i] : NULL;
     if (!e) { return "no sharded form was built"; }
-    const char *gpu = e->nshards > 0 ? cuda_shard_unsupported(e) : NULL;
-    return gpu ? gpu : "it reads or writes across shards (gpuc --emit=c-shard names the construct)";
+    if (e->nshards > 0) { return "not on the GPU yet: a scan with a map fused after it, or a column reduction"; }
+    return "it reads or writes across shards; gpuc --emit=c-shard names the construct";
 }
 
 /* Is component c of entry i (of the plain module) split over the ranks:
@@ -1069,8 +1071,16 @@ int be_emit_lib_source(FILE *out, IrModule *m, const BeLibOptions *o) {
     be_cuda_host_entries(&b, m);
     cuda_host_into_entries(&b, m);
     if (o->sharded) {
+        IrModule *ms = o->sharded;
+        bool *gpu = calloc((size_t)ms->nentries + 1, sizeof *gpu);
+        if (!gpu) { IR_UNREACHABLE("out of memory"); }
         be_shard_prelude(&b, false, true);
-        be_cuda_shard_launchers(&b, o->sharded);
+        be_printf(&b, "/* ---- the sharded launchers (NAME_new_comm) over the runtime ---- */\n"
+                      "#define GPUC_H_COMM_STREAM(h) gpuc_stream_handle((h)->ctx, NULL)\n"
+                      "#define GPUC_H_COMM_SYNC(h) ((int)gpuc_stream_synchronize((h)->ctx, NULL))\n");
+        be_cuda_shard_launchers(&b, ms, gpu);
+        for (int i = 0; i < ms->nentries; i++) { ms->entries[i]->sharded = ms->entries[i]->sharded && gpu[i]; }
+        free(gpu);
     }
     lib_support(&b, L);
     bool used[16][3];

@@ -127,8 +127,6 @@ bool cuda_results_known(IrEntry *e);
 
 /* shard.c: sharded entries (docs/sharding.md) */
 const char *shard_offset_name(IrEntry *e, IrStmt *s);
-/* NULL when every sharded statement of e has a GPU combine, else what lacks one */
-const char *cuda_shard_unsupported(IrEntry *e);
 void cuda_shard_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *lead);
 void cuda_shard_sizes(CuEmit *c);
 void cuda_shard_combine(CuEmit *c, IrKernel *k);

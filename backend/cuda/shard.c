@@ -26,10 +26,6 @@
  * Not yet on the GPU: scans with a post (a map fused after the scan) and
  * column reductions; the entries with them are left out of the sharded
  * output, with a note.
- *
- * Libraries (--emit=lib, NAME_new_comm) take the launchers alone, over the
- * gpuc runtime's host interface (be_cuda_shard_launchers); their images are
- * NVRTC's compile of this file's kernels (driver/build_exe.c).
  */
 #include "cuda_emit.h"
 
@@ -47,7 +43,7 @@ const char *shard_offset_name(IrEntry *e, IrStmt *s) {
 }
 
 /* NULL when every sharded statement of e has a GPU combine, else what lacks one. */
-const char *cuda_shard_unsupported(IrEntry *e) {
+static const char *unsupported(IrEntry *e) {
     for (int i = 0; i < e->nkernels; i++) {
         IrKernel *k = &e->kernels[i];
         if (!k->stmt || !k->stmt->sharded) { continue; }
@@ -506,34 +502,6 @@ int be_emit_cuda_shard_plain(FILE *out, IrModule *m) {
     return 0;
 }
 
-/* What both outputs do first: entries without a GPU combine are left plain
- * (with a note in b when b is given), and every sharded entry's kernels are
- * renamed shard_... and its scans get their totals and fix-up kernels. The
- * kernel names are the same in --emit=cuda-shard (the kernels, compiled by
- * NVRTC into a library's images) and in the library's launchers. */
-static void prepare(BeBuf *b, IrModule *m) {
-    for (int i = 0; i < m->nentries; i++) {
-        IrEntry *e = m->entries[i];
-        const char *why = e->sharded ? cuda_shard_unsupported(e) : NULL;
-        if (why) {
-            if (b) { be_printf(b, "/* entry %s: not sharded on the GPU yet (%s) */\n", e->name, why); }
-            e->sharded = false;
-        }
-        if (!e->sharded) { continue; }
-        for (int j = 0; j < e->nkernels; j++) {
-            IrKernel *k = &e->kernels[j];
-            k->name = ir_fmt(m->arena, "shard_%s", k->name);
-            if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
-        }
-    }
-}
-
-static void forget_scans(void) {
-    free(scans);
-    scans = NULL;
-    nscans = 0;
-}
-
 int be_emit_cuda_shard(FILE *out, IrModule *m) {
     BeBuf b = { 0 };
     CuEmit c = { 0 };
@@ -542,7 +510,14 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
     c.x.b = &b;
     c.x.cuda = true;
     c.shard = true;
-    prepare(&b, m);
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        const char *why = e->sharded ? unsupported(e) : NULL;
+        if (why) {
+            be_printf(&b, "/* entry %s: not sharded on the GPU yet (%s) */\n", e->name, why);
+            e->sharded = false;
+        }
+    }
     be_printf(&b, "\n/* ---- sharded entries (gpuc --emit=cuda-shard, docs/sharding.md) ---- */\n");
     be_printf(&b, "#if !defined(__CUDACC_RTC__)\n");
     be_shard_prelude(&b, true, true);
@@ -554,6 +529,8 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
         c.e = e;
         for (int j = 0; j < e->nkernels; j++) {
             IrKernel *k = &e->kernels[j];
+            k->name = ir_fmt(m->arena, "shard_%s", k->name);
+            if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
             if (!cuda_kernel_emitter(k->kind)) { continue; }
             c.x.ntmp = 0;
             be_expr_reset(&c.x);
@@ -578,25 +555,41 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     be_expr_free(&c.x);
-    forget_scans();
+    free(scans);
+    scans = NULL;
+    nscans = 0;
     return 0;
 }
 
-void be_cuda_shard_launchers(BeBuf *b, IrModule *m) {
+/* The sharded launchers alone, over the gpuc runtime's host interface
+ * (--emit=program, for `prog --ranks N` on GPUs: runner/rn_ranks.c). The
+ * kernels come as images compiled from GPUC_EMIT_CUDA_KERNELS text, where
+ * be_emit_cuda_shard names them the same way. The caller defines
+ * GPUC_H_COMM_STREAM and GPUC_H_COMM_SYNC for its GpucHost first.
+ * gpu[i]: entry i got gpuc_dev_shard_NAME. */
+void be_cuda_shard_launchers(BeBuf *b, IrModule *m, bool *gpu) {
     CuEmit c = { 0 };
     c.b = b;
     c.m = m;
     c.x.b = b;
     c.x.cuda = true;
     c.shard = true;
-    prepare(NULL, m);
-    be_printf(b, "/* ---- sharded launchers over the gpuc runtime (docs/sharding.md) ---- */\n");
-    be_printf(b, "#define GPUC_H_COMM_STREAM(h) gpuc_stream_handle((h)->ctx, NULL)  /* the context's CUstream */\n");
-    be_printf(b, "#define GPUC_H_COMM_SYNC(h) ((int)gpuc_stream_synchronize((h)->ctx, NULL))\n");
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        gpu[i] = e->sharded && !unsupported(e);
+        if (!gpu[i]) { continue; }
+        for (int j = 0; j < e->nkernels; j++) {
+            IrKernel *k = &e->kernels[j];
+            k->name = ir_fmt(m->arena, "shard_%s", k->name);
+            if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
+        }
+    }
     shard_host_prelude(b);
     for (int i = 0; i < m->nentries; i++) {
-        if (m->entries[i]->sharded) { cuda_host_shard_entry(&c, m->entries[i]); }
+        if (gpu[i]) { cuda_host_shard_entry(&c, m->entries[i]); }
     }
     be_expr_free(&c.x);
-    forget_scans();
+    free(scans);
+    scans = NULL;
+    nscans = 0;
 }
