@@ -191,6 +191,42 @@ static void comps_free(Comps *cs) {
     free(cs->out);
 }
 
+/* ---- sharded entries (NAME_new_comm, docs/sharding.md) ----
+ * o->sharded is the program lowered a second time and rewritten by ir_shard;
+ * its entries are the plain module's, in the same order. be_emit_lib_source
+ * (first) clears `sharded` of the entries the GPU cannot combine yet; the
+ * header and manifest, written after it, read the marks. */
+
+/* Entry i's sharded twin, or NULL when it runs plain on a NAME_new_comm library. */
+static IrEntry *shard_twin(const BeLibOptions *o, int i) {
+    IrEntry *e = o->sharded ? o->sharded->entries[i] : NULL;
+    return e && e->sharded ? e : NULL;
+}
+
+/* Why entry i is not sharded (NULL when it is). ir_shard gives a refused
+ * entry no sharded sizes; an accepted one that the GPU cannot combine yet
+ * has them. */
+static const char *not_sharded(const BeLibOptions *o, int i) {
+    if (shard_twin(o, i)) { return NULL; }
+    IrEntry *e = o->sharded ? o->sharded->entries[i] : NULL;
+    if (!e) { return "no sharded form was built"; }
+    if (e->nshards > 0) { return "not on the GPU yet: a scan with a map fused after it, or a column reduction"; }
+    return "it reads or writes across shards; gpuc --emit=c-shard names the construct";
+}
+
+/* Is component c of entry i (of the plain module) split over the ranks:
+ * an array whose first size is sharded in the twin t? */
+static bool comp_split(IrEntry *e, IrEntry *t, const Comp *c) {
+    if (!t || !c->v->rank) { return false; }
+    const IrValue *tv = NULL;
+    for (int p = 0; p < e->nparams && !tv; p++) { if (e->params[p] == c->v && c->group >= 0) { tv = t->params[p]; } }
+    for (int r = 0; r < e->nresults && !tv; r++) { if (e->results[r] == c->v && c->group < 0) { tv = t->results[r]; } }
+    for (int z = 0; tv && z < t->nshards; z++) {
+        if (t->shards[z].local == tv->dims[0]) { return true; }
+    }
+    return false;
+}
+
 /* ---- the public header ---- */
 
 /* The array type of a component: NAME_f32_1d. */
@@ -285,8 +321,39 @@ static void table_header(BeBuf *b, const char *L) {
         "/* The entries in manifest order; *count gets how many. */\n"
         "const GpucLibEntryInfo *%s_entry_table(int *count);\n"
         "/* Free a device block a table call allocated for a result (0 is ok). */\n"
-        "GpucStatus %s_free_device(%s_lib *lib, GpucDevPtr data);\n\n",
-        L, L, L, L);
+        "GpucStatus %s_free_device(%s_lib *lib, GpucDevPtr data);\n"
+        "/* Per entry of the table, in its order: how it runs on a %s_new_comm library. */\n"
+        "#ifndef GPUC_LIB_SHARD_DEFINED\n"
+        "#define GPUC_LIB_SHARD_DEFINED\n"
+        "typedef struct GpucLibShardInfo {\n"
+        "  const char *name;                 /* the entry */\n"
+        "  int sharded;                      /* 1: on this rank's shards; 0: plain on each rank */\n"
+        "  const char *why_not;              /* when not sharded, why; else \"\" */\n"
+        "  const int *arg_split;             /* per argument component: 1 this rank's rows, 0 the whole value */\n"
+        "  const int *result_split;          /* per result component: 1 this rank's rows, 0 the same on every rank */\n"
+        "} GpucLibShardInfo;\n"
+        "#endif\n"
+        "const GpucLibShardInfo *%s_shard_table(int *count);\n\n",
+        L, L, L, L, L, L);
+}
+
+/* What an entry does on a NAME_new_comm library. */
+static void shard_comment(BeBuf *b, const BeLibOptions *o, int i, IrEntry *e, Comps *cs) {
+    const char *why = not_sharded(o, i);
+    if (why) {
+        be_printf(b, " *   not sharded (%s): on a %s_new_comm library it runs plain on each rank\n", why, o->name);
+        return;
+    }
+    IrEntry *t = shard_twin(o, i);
+    be_printf(b, " *   sharded (%s_new_comm): split by rows over the ranks:", o->name);
+    int n = 0;
+    for (int c = 0; c < cs->nin; c++) {
+        if (comp_split(e, t, &cs->in[c])) { be_printf(b, "%s %s", n++ ? "," : "", cs->in[c].cname); }
+    }
+    for (int c = 0; c < cs->nout; c++) {
+        if (comp_split(e, t, &cs->out[c])) { be_printf(b, "%s %s (this rank's shard)", n++ ? "," : "", cs->out[c].cname); }
+    }
+    be_printf(b, "%s\n", n ? "" : " none");
 }
 
 int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o) {
@@ -326,11 +393,19 @@ int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o) {
         "/* ctx NULL: a context of the lib's own on device 0, freed by %s_free.\n"
         " * No GPU: the runtime's status and message (e.g. GPUC_ERROR_NO_DRIVER). */\n"
         "GpucStatus %s_new(GpucContext *ctx, %s_lib **lib);\n"
+        "/* A library bound to a communicator the caller made (MPI, torch.distributed,\n"
+        " * ncclCommInitRank; the caller keeps it and destroys it after %s_free): entries\n"
+        " * marked `sharded` below then run on this rank's shards, combined through NCCL,\n"
+        " * called on every rank alike; the others run plain on each rank. ctx: a context\n"
+        " * on the communicator's device (NULL: device 0). One rank per process: the\n"
+        " * entries of one library are serialized by one lock. No libnccl:\n"
+        " * GPUC_ERROR_NO_NCCL and what was tried (docs/sharding.md). */\n"
+        "GpucStatus %s_new_comm(GpucContext *ctx, void *nccl_comm /* ncclComm_t */, %s_lib **lib);\n"
         "GpucStatus %s_free(%s_lib *lib);   /* NULL is ok; before gpuc_context_free */\n"
         "GpucContext *%s_context(%s_lib *lib);\n"
         "GpucStatus %s_sync(%s_lib *lib);   /* wait for everything queued on the stream */\n"
         "const char *%s_last_error(void);   /* the calling thread's last message, \"\" when none */\n\n",
-        o->archs && *o->archs ? o->archs : "none: built without NVRTC", L, L, L, L, L, L, L, L, L, L, L, L);
+        o->archs && *o->archs ? o->archs : "none: built without NVRTC", L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
     bool used[16][3];
     used_arrays(m, used);
     be_printf(&b, "/* Device arrays, row-major. _new copies host data (asynchronously);\n"
@@ -369,6 +444,7 @@ int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o) {
             be_printf(&b, " *   out %-12s %s%s\n", cs.out[c].cname, cs.out[c].type,
                       cs.out[c].v->rank ? " (a new array)" : " (waits for the kernels)");
         }
+        shard_comment(&b, o, i, e, &cs);
         be_printf(&b, " */\n");
         for (int a = 0; a < e->ntargs; a++) {
             IrTemplateArg *ta = &e->targs[a];
@@ -401,7 +477,10 @@ static void lib_support(BeBuf *b, const char *L) {
         "#define GPUC_IMAGE_TABLE NULL\n"
         "#endif\n"
         "#define GPUC_LIB_API __attribute__((visibility(\"default\")))\n"
-        "struct %s_lib { GpucContext *ctx; int own_ctx; GpucModule *module; GpucKernels kernels; };\n"
+        "struct %s_lib {\n"
+        "    GpucContext *ctx; int own_ctx; GpucModule *module; GpucKernels kernels;\n"
+        "    GpucComm *comm;   /* NAME_new_comm: the caller's ncclComm_t wrapped (gpuc_comm_nccl.c); NULL: plain */\n"
+        "};\n"
         "typedef struct GpucLibArray { int64_t shape[2]; int rank; size_t elem; GpucDevPtr data; int owned; } GpucLibArray;\n"
         "/* one lock per library: the host part of entry calls (the launch helpers'\n"
         " * state and the out-of-bounds record are shared) */\n"
@@ -453,9 +532,25 @@ static void lib_support(BeBuf *b, const char *L) {
         "    *out = lib;\n"
         "    return GPUC_SUCCESS;\n"
         "}\n"
+        "/* NCCL first (a missing libnccl is this call's error, before any GPU work) */\n"
+        "GPUC_LIB_API GpucStatus %s_new_comm(GpucContext *ctx, void *nccl_comm, %s_lib **out) {\n"
+        "    if (!out) { return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%s_new_comm: lib is NULL\"); }\n"
+        "    *out = NULL;\n"
+        "    if (!nccl_comm) { return gpuc_lib_fail(GPUC_ERROR_INVALID_VALUE, \"%s_new_comm: the ncclComm_t is NULL\"); }\n"
+        "    GpucComm *comm = NULL;\n"
+        "    GpucStatus st = (GpucStatus)gpuc_comm_from_nccl(nccl_comm, &comm);\n"
+        "    if (st != GPUC_SUCCESS) { return gpuc_lib_fail(st, \"%s_new_comm: %%s\", gpuc_last_error()); }\n"
+        "    if ((st = %s_new(ctx, out)) != GPUC_SUCCESS) {\n"
+        "        gpuc_comm_nccl_free(comm);\n"
+        "        return st;\n"
+        "    }\n"
+        "    (*out)->comm = comm;\n"
+        "    return GPUC_SUCCESS;\n"
+        "}\n"
         "GPUC_LIB_API GpucStatus %s_free(%s_lib *lib) {\n"
         "    if (!lib) { return GPUC_SUCCESS; }\n"
         "    GpucStatus st = gpuc_module_free(lib->module);\n"
+        "    gpuc_comm_nccl_free(lib->comm);\n"
         "    if (lib->own_ctx) { GpucStatus s2 = gpuc_context_free(lib->ctx); if (st == GPUC_SUCCESS) { st = s2; } }\n"
         "    free(lib);\n"
         "    return st == GPUC_SUCCESS ? st : gpuc_lib_fail(st, \"%s_free: %%s\", gpuc_last_error());\n"
@@ -513,7 +608,7 @@ static void lib_support(BeBuf *b, const char *L) {
         "    a->rank = rank; a->elem = elem; a->owned = 1;\n"
         "    return a;\n"
         "}\n\n",
-        L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
+        L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
 }
 
 static void array_functions(BeBuf *b, const char *L, IrScalar s, int r) {
@@ -588,7 +683,7 @@ static void wrapper_sizes(BeBuf *b, const char *fn, IrEntry *e, Comps *csp) {
     }
 }
 
-static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e) {
+static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e, bool sharded) {
     Comps cs = entry_comps(e);
     BeBuf t = { 0 };
     be_printf(b, "GPUC_LIB_API ");
@@ -624,18 +719,26 @@ static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e) {
     be_line(b, "pthread_mutex_lock(&gpuc_lib_lock);");
     be_line(b, "GpucHost g_host, *gpuc_h = &g_host;");
     be_line(b, "gpuc_h_init(gpuc_h, lib->ctx, lib->module, &lib->kernels);");
-    be_printf(b, "    int g_rc = gpuc_dev_%s(gpuc_h", e->name);
-    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(e->sizes[i])); }
+    /* the launcher's arguments; a sharded entry on a NAME_new_comm library
+     * takes the same ones (the sizes are this rank's) after the communicator */
+    BeBuf a = { 0 };
+    for (int i = 0; i < e->nsizes; i++) { be_printf(&a, ", %s", be_vname(e->sizes[i])); }
     for (int i = 0; i < cs.nin; i++) {
         const IrValue *v = cs.in[i].v;
-        if (v->rank) { be_printf(b, ", (const %s *)(uintptr_t)%s->a.data", ir_scalar_ctype(v->elem), cs.in[i].cname); }
-        else { be_printf(b, ", %s", cs.in[i].cname); }
+        if (v->rank) { be_printf(&a, ", (const %s *)(uintptr_t)%s->a.data", ir_scalar_ctype(v->elem), cs.in[i].cname); }
+        else { be_printf(&a, ", %s", cs.in[i].cname); }
     }
     for (int i = 0; i < cs.nout; i++) {
-        if (cs.out[i].v->rank) { be_printf(b, ", &g_r%d, g_r%d_shape", i, i); }
-        else { be_printf(b, ", %s", cs.out[i].cname); }
+        if (cs.out[i].v->rank) { be_printf(&a, ", &g_r%d, g_r%d_shape", i, i); }
+        else { be_printf(&a, ", %s", cs.out[i].cname); }
     }
-    be_printf(b, ");\n");
+    if (sharded) {
+        be_line(b, "int g_rc = lib->comm ? gpuc_dev_shard_%s(gpuc_h, lib->comm%s)", e->name, a.p ? a.p : "");
+        be_line(b, "                     : gpuc_dev_%s(gpuc_h%s);", e->name, a.p ? a.p : "");
+    } else {
+        be_line(b, "int g_rc = gpuc_dev_%s(gpuc_h%s);", e->name, a.p ? a.p : "");
+    }
+    be_buf_free(&a);
     be_line(b, "if (g_rc == 0) {");
     for (int i = 0; i < cs.nout; i++) { if (cs.out[i].v->rank) { be_line(b, "    gpuc_h_keep(gpuc_h, g_r%d);", i); } }
     be_line(b, "}");
@@ -815,7 +918,7 @@ static void entry_into(BeBuf *b, const char *L, IrEntry *e, Comps *cs) {
 /* gpuc_table_ENTRY: the entry on GpucLibValues, through the typed wrapper
  * NAME_ENTRY (its size checks, lock and launcher) on arrays that wrap the
  * caller's device pointers. */
-static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
+static void entry_thunk(BeBuf *b, const char *L, IrEntry *e, bool sharded) {
     Comps cs = entry_comps(e);
     BeBuf t = { 0 };
     const char *E = e->name;
@@ -849,7 +952,7 @@ static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
     be_line(b, "pthread_mutex_lock(&gpuc_table_lock);");
     be_line(b, "g_st = gpuc_table_stream(lib, fn, cu_stream);");
     if (into) {
-        be_printf(b, "    if (g_st == GPUC_SUCCESS");
+        be_printf(b, "    if (g_st == GPUC_SUCCESS%s", sharded ? " && !lib->comm" : "");
         for (int i = 0; i < cs.nout; i++) { be_printf(b, " && g_given%d", i); }
         be_printf(b, ") {\n        g_st = gpuc_into_%s(lib", E);
         for (int i = 0; i < cs.nin; i++) {
@@ -901,11 +1004,11 @@ static void entry_thunk(BeBuf *b, const char *L, IrEntry *e) {
     comps_free(&cs);
 }
 
-static void entry_table(BeBuf *b, const char *L, IrModule *m) {
+static void entry_table(BeBuf *b, const char *L, IrModule *m, const BeLibOptions *o) {
     table_support(b, L);
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
-        entry_thunk(b, L, e);
+        entry_thunk(b, L, e, shard_twin(o, i) != NULL);
         be_printf(b, "static const char *const gpuc_table_%s_pnames[] = {", e->name);
         for (int g = 0; g < e->ngroups_in; g++) { be_printf(b, "%s ", g ? "," : ""); c_str(b, e->groups_in[g].name); }
         be_printf(b, "%s };\nstatic const char *const gpuc_table_%s_ptypes[] = {", e->ngroups_in ? "" : " NULL", e->name);
@@ -928,17 +1031,57 @@ static void entry_table(BeBuf *b, const char *L, IrModule *m) {
               L, m->nentries);
 }
 
+/* NAME_shard_table: per entry, whether it runs sharded on a NAME_new_comm
+ * library and which components are split (GpucLibShardInfo). */
+static void shard_table(BeBuf *b, const char *L, IrModule *m, const BeLibOptions *o) {
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i], *t = shard_twin(o, i);
+        Comps cs = entry_comps(e);
+        be_printf(b, "static const int gpuc_shard_%s_in[] = {", e->name);
+        for (int c = 0; c < cs.nin; c++) { be_printf(b, "%s %d", c ? "," : "", comp_split(e, t, &cs.in[c])); }
+        be_printf(b, "%s };\nstatic const int gpuc_shard_%s_out[] = {", cs.nin ? "" : " 0", e->name);
+        for (int c = 0; c < cs.nout; c++) { be_printf(b, "%s %d", c ? "," : "", comp_split(e, t, &cs.out[c])); }
+        be_printf(b, "%s };\n", cs.nout ? "" : " 0");
+        comps_free(&cs);
+    }
+    be_printf(b, "static const GpucLibShardInfo gpuc_shard_table[] = {\n");
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        be_printf(b, "    { \"%s\", %d, ", e->name, shard_twin(o, i) != NULL);
+        c_str(b, not_sharded(o, i) ? not_sharded(o, i) : "");
+        be_printf(b, ", gpuc_shard_%s_in, gpuc_shard_%s_out },\n", e->name, e->name);
+    }
+    be_printf(b, "    { NULL, 0, NULL, NULL, NULL },\n};\n");
+    be_printf(b, "GPUC_LIB_API const GpucLibShardInfo *%s_shard_table(int *count) {\n"
+                 "    if (count) { *count = %d; }\n"
+                 "    return gpuc_shard_table;\n}\n",
+              L, m->nentries);
+}
+
 int be_emit_lib_source(FILE *out, IrModule *m, const BeLibOptions *o) {
     BeBuf b = { 0 };
     const char *L = o->name;
     be_printf(&b, "/* %s.c: generated by gpuc from %s (gpuc --emit=lib): the library behind %s.h.\n"
                   " * Build: cc -std=c11 -fPIC -fvisibility=hidden -DGPUC_IMAGES='\"images.h\"' -c %s.c */\n",
               L, o->source ? o->source : m->file, L, L);
-    be_printf(&b, "#define _POSIX_C_SOURCE 200809L\n#include <pthread.h>\n#include <stdarg.h>\n#include \"%s.h\"\n", L);
+    be_printf(&b, "#define _POSIX_C_SOURCE 200809L\n#include <pthread.h>\n#include <stdarg.h>\n#include \"%s.h\"\n"
+                  "#include \"gpuc_comm.h\"\n", L);
     be_prelude(&b, false);
     be_runtime_host_prelude(&b);
     be_cuda_host_entries(&b, m);
     cuda_host_into_entries(&b, m);
+    if (o->sharded) {
+        IrModule *ms = o->sharded;
+        bool *gpu = calloc((size_t)ms->nentries + 1, sizeof *gpu);
+        if (!gpu) { IR_UNREACHABLE("out of memory"); }
+        be_shard_prelude(&b, false, true);
+        be_printf(&b, "/* ---- the sharded launchers (NAME_new_comm) over the runtime ---- */\n"
+                      "#define GPUC_H_COMM_STREAM(h) gpuc_stream_handle((h)->ctx, NULL)\n"
+                      "#define GPUC_H_COMM_SYNC(h) ((int)gpuc_stream_synchronize((h)->ctx, NULL))\n");
+        be_cuda_shard_launchers(&b, ms, gpu);
+        for (int i = 0; i < ms->nentries; i++) { ms->entries[i]->sharded = ms->entries[i]->sharded && gpu[i]; }
+        free(gpu);
+    }
     lib_support(&b, L);
     bool used[16][3];
     used_arrays(m, used);
@@ -947,8 +1090,9 @@ int be_emit_lib_source(FILE *out, IrModule *m, const BeLibOptions *o) {
             if (used[k][r]) { array_functions(&b, L, (IrScalar)k, r); }
         }
     }
-    for (int i = 0; i < m->nentries; i++) { entry_wrapper(&b, L, m->entries[i]); }
-    entry_table(&b, L, m);
+    for (int i = 0; i < m->nentries; i++) { entry_wrapper(&b, L, m->entries[i], shard_twin(o, i) != NULL); }
+    entry_table(&b, L, m, o);
+    shard_table(&b, L, m, o);
     fwrite(b.p, 1, b.n, out);
     be_buf_free(&b);
     return 0;
@@ -996,7 +1140,7 @@ int be_emit_lib_manifest(FILE *out, IrModule *m, const BeLibOptions *o) {
     be_printf(&b, ",\n  \"source\": ");
     json_str(&b, o->source ? o->source : m->file);
     be_printf(&b, ",\n  \"header\": \"%s.h\",\n  \"static_library\": \"lib%s.a\",\n  \"shared_library\": \"lib%s.so\",\n", L, L, L);
-    be_printf(&b, "  \"entry_table\": \"%s_entry_table\",\n", L);
+    be_printf(&b, "  \"entry_table\": \"%s_entry_table\",\n  \"shard_table\": \"%s_shard_table\",\n", L, L);
     be_printf(&b, "  \"images\": [");
     if (o->archs && *o->archs) {
         const char *p = o->archs;
@@ -1044,7 +1188,19 @@ int be_emit_lib_manifest(FILE *out, IrModule *m, const BeLibOptions *o) {
             if (a->is_type) { be_printf(&b, ", \"type\": \"%s\" }", ir_scalar_name(a->type)); }
             else { be_printf(&b, ", \"value\": %lld }", (long long)a->value); }
         }
-        be_printf(&b, "],\n      \"kernels\": [");
+        IrEntry *t = shard_twin(o, i);
+        be_printf(&b, "],\n      \"sharded\": %s", t ? "true" : "false");
+        if (t) {
+            be_printf(&b, ", \"split_args\": [");
+            for (int c = 0; c < cs.nin; c++) { be_printf(&b, "%s%s", c ? ", " : "", comp_split(e, t, &cs.in[c]) ? "true" : "false"); }
+            be_printf(&b, "], \"split_results\": [");
+            for (int c = 0; c < cs.nout; c++) { be_printf(&b, "%s%s", c ? ", " : "", comp_split(e, t, &cs.out[c]) ? "true" : "false"); }
+            be_printf(&b, "]");
+        } else {
+            be_printf(&b, ", \"not_sharded\": ");
+            json_str(&b, not_sharded(o, i));
+        }
+        be_printf(&b, ",\n      \"kernels\": [");
         bool first = true;
         for (int k = 0; k < e->nkernels; k++) {
             IrKernel *kn = &e->kernels[k];

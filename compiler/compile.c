@@ -320,6 +320,16 @@ static int compile_program(Compilation *c)
         lib_options.archs = o->archs;
         lib_options.source = main_file;
         lib_options.version = GPUC_VERSION;
+        /* NAME_new_comm's sharded entries: ir_shard rewrites a module in place,
+         * so the plain entries come from m and the sharded ones from a second
+         * lowering of the same program (docs/sharding.md) */
+        lib_options.sharded = ir_lower(prog, &lo);
+        if (lib_options.sharded) {
+            IrPipelineOptions quiet = po;
+            quiet.dump_after = NULL;
+            ir_run_pipeline(lib_options.sharded, &quiet);
+            ir_shard(lib_options.sharded, false);
+        }
     }
     switch (c->emit) {
     case GPUC_EMIT_IR:
@@ -352,6 +362,14 @@ static int compile_program(Compilation *c)
             rc = be_emit_cuda_shard(out, m);
         }
         break;
+    case GPUC_EMIT_CUDA_KERNELS:
+        /* the executables' images: plain and sharded kernels (--ranks on GPUs) */
+        rc = be_emit_cuda(out, m);
+        if (!rc) {
+            ir_shard(m, false);
+            rc = be_emit_cuda_shard(out, m);
+        }
+        break;
     case GPUC_EMIT_LIB:
         rc = be_emit_lib_source(out, m, &lib_options) || be_emit_lib_header(output(r, "header"), m, &lib_options) ||
              be_emit_lib_manifest(output(r, "manifest"), m, &lib_options);
@@ -363,6 +381,7 @@ static int compile_program(Compilation *c)
         break;
     }
     ir_module_free(m);
+    ir_module_free(lib_options.sharded);
     return rc || fe_error_count() ? GPUC_COMPILE_ERRORS : GPUC_COMPILE_OK;
 }
 
@@ -374,7 +393,7 @@ static bool check_options(Compilation *c)
         fe_error_noloc("give the program as a path or as source text (exactly one of them)");
         return false;
     }
-    if ((int)c->emit < GPUC_EMIT_CHECK || (int)c->emit > GPUC_EMIT_CUDA_SHARD) {
+    if ((int)c->emit < GPUC_EMIT_CHECK || (int)c->emit > GPUC_EMIT_CUDA_KERNELS) {
         fe_error_noloc("unknown emit kind %d", (int)c->emit);
         return false;
     }
@@ -450,7 +469,7 @@ int gpuc_compiler_emit_kind(const char *name)
         [GPUC_EMIT_PARAMS] = "params", [GPUC_EMIT_IR] = "ir",             [GPUC_EMIT_IR_UNFUSED] = "ir-unfused",
         [GPUC_EMIT_C] = "c",           [GPUC_EMIT_CUDA] = "cuda",         [GPUC_EMIT_PROGRAM] = "program",
         [GPUC_EMIT_LIB] = "lib",       [GPUC_EMIT_MANIFEST] = "manifest", [GPUC_EMIT_C_SHARD] = "c-shard",
-        [GPUC_EMIT_CUDA_SHARD] = "cuda-shard",
+        [GPUC_EMIT_CUDA_SHARD] = "cuda-shard", [GPUC_EMIT_CUDA_KERNELS] = "cuda-kernels",
     };
     for (int i = 0; name && i < (int)(sizeof names / sizeof *names); i++) {
         if (strcmp(names[i], name) == 0) {

@@ -80,6 +80,12 @@ int gpuc_comm_from_nccl(void *nccl_comm, GpucComm **out);
 /* ncclCommInitAll over devices 0 .. n-1: out[r] is rank r on device r, owning
  * its communicator. More ranks than devices: GPUC_ERROR_NO_DEVICE. */
 int gpuc_comm_nccl_init_all(int n, GpucComm **out);
+/* NCCL's own bootstrap over any channel (torch.distributed, mpi4py, a
+ * file): rank 0 gets the 128 bytes of an ncclUniqueId, sends them to every
+ * rank, and each calls init_rank (ncclCommInitRank on the calling thread's
+ * current CUDA device; *out owns the communicator). */
+int gpuc_comm_nccl_unique_id(char out[128]);
+int gpuc_comm_nccl_init_rank(const char id[128], int rank, int size, GpucComm **out);
 /* Frees the wrapper (and the communicator if gpuc made it). NULL is ok. */
 void gpuc_comm_nccl_free(GpucComm *comm);
 /* The ncclComm_t under a GpucComm made by the functions above. */

@@ -270,6 +270,41 @@ int gpuc_comm_nccl_init_all(int n, GpucComm **out) {
     return 0;
 }
 
+int gpuc_comm_nccl_unique_id(char out[128]) {
+    if (!out) {
+        rt_set_last_error("gpuc_comm_nccl_unique_id: out is NULL");
+        return GPUC_ERROR_INVALID_VALUE;
+    }
+    int st = gpuc_comm_nccl_load();
+    if (st != GPUC_SUCCESS) { return st; }
+    NcclUniqueId id;
+    int r = nccl.get_unique_id(&id);
+    if (r != NCCL_SUCCESS) { return nccl_failed("ncclGetUniqueId", r); }
+    memcpy(out, id.internal, sizeof id.internal);
+    return 0;
+}
+
+int gpuc_comm_nccl_init_rank(const char id[128], int rank, int size, GpucComm **out) {
+    if (!out || !id) {
+        rt_set_last_error("gpuc_comm_nccl_init_rank: %s is NULL", out ? "the id" : "out");
+        return GPUC_ERROR_INVALID_VALUE;
+    }
+    if (size < 1 || rank < 0 || rank >= size) {
+        rt_set_last_error("gpuc_comm_nccl_init_rank: rank %d of %d ranks is out of range", rank, size);
+        return GPUC_ERROR_INVALID_VALUE;
+    }
+    *out = NULL;
+    int st = gpuc_comm_nccl_load();
+    if (st != GPUC_SUCCESS) { return st; }
+    NcclUniqueId uid;
+    memcpy(uid.internal, id, sizeof uid.internal);
+    NcclComm comm = NULL;
+    int r = nccl.comm_init_rank(&comm, size, uid, rank);
+    if (r != NCCL_SUCCESS) { return nccl_failed("ncclCommInitRank", r); }
+    if ((st = wrap(comm, 1, out)) != 0) { nccl.comm_destroy(comm); }
+    return st;
+}
+
 void gpuc_comm_nccl_free(GpucComm *c) {
     if (!c) { return; }
     CommNccl *s = state(c);
