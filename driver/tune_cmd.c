@@ -81,7 +81,7 @@ static const Space spaces[] = {
     { "reduce", "unroll", { 1, 2, 4, 8, 16 } },
     { "scan", "block", { 64, 96, 128, 192, 256 } },
     { "scan", "items", { 15, 19, 23, 27, 31, 35, 39, 43, 47, 55 } },
-    { "scan", "unroll", { 1, 2, 4, 8, 64 } },
+    { "scan", "unroll", { 1, 3, 5, 7, 9, 13, 64 } }, /* divisors of odd item counts */
     { "filter", "block", { 64, 128, 256, 512 } },
     { "filter", "items", { 8, 16, 24, 32, 40, 48, 64 } },
     { "segred_row", "block", { 32, 64, 128, 256, 512, 1024 } },
@@ -1101,8 +1101,8 @@ static Variant *fastest(Variant **m, int n)
     return best;
 }
 
-/* The candidates of parameter p around the values of base: one variant per
- * distinct launch configuration, other than base's. With plan, every value
+/* The candidates of parameter p around the values of base, nearest first:
+ * one variant per distinct launch configuration, other than base's. With plan, every value
  * tried is printed with what became of it. Returns how many. */
 static int make_candidates(Tune *tu, const char *entry, const int *idx, int nidx, const Variant *base, int p,
                            const char *kinds, Variant *out, bool plan)
@@ -1110,6 +1110,16 @@ static int make_candidates(Tune *tu, const char *entry, const int *idx, int nidx
     Tunable *t = &tu->t[idx[p]];
     long long cand[MAX_CANDIDATES];
     int nc = candidates(t, kinds, cand), n = 0;
+    /* nearest to the base first (by ratio), so that a race cut short by the
+     * budget keeps the values next to the current one */
+    for (int i = 1; i < nc; i++) {
+        for (int j = i; j > 0 && fabs(log((double)cand[j] / (double)base->values[p])) <
+                                     fabs(log((double)cand[j - 1] / (double)base->values[p])) - 1e-12; j--) {
+            long long x = cand[j];
+            cand[j] = cand[j - 1];
+            cand[j - 1] = x;
+        }
+    }
     if (plan) {
         say(tu, "  %s (@%s): default %lld%s\n", t->name, t->attr, t->def,
             nc ? "" : ", nothing else to try: the attribute does not change these kernels");
@@ -1233,7 +1243,25 @@ static int tune_entry(Tune *tu, const char *entry, int entries_left)
             }
             fprintf(stderr, "gpuc tune: %s: racing %d values of %s\n", entry, nv, tu->t[idx[p]].name);
             say(tu, "%s: round %d, %s: %d variants interleaved\n", entry, round + 1, tu->t[idx[p]].name, nv + 1);
-            if (now(tu) >= search_deadline || !race(tu, entry, idx, nidx, m, nv + 1, MIN_REPEATS, search_deadline)) {
+            bool raced = now(tu) < search_deadline && race(tu, entry, idx, nidx, m, nv + 1, MIN_REPEATS, search_deadline);
+            if (!raced && inc->failed) {
+                /* the default (or the best so far) builds and runs, or nothing can be compared */
+                char *d = describe(tu, idx, nidx, inc->values);
+                say(tu, "  %s: failed: %s\n", d, inc->why ? inc->why : "see above");
+                fprintf(stderr, "gpuc: error: %s: %s: the %s variant failed: %s\n", tu->file, entry,
+                        inc == &def ? "default" : "best", inc->why ? inc->why : "see above");
+                free(d);
+                for (int i = 0; i < nv; i++) {
+                    free_variant(&vs[i]);
+                }
+                free(kinds);
+                free(ddesc);
+                free_variant(&def);
+                free_variant(&best);
+                free_cases(tu);
+                return -1;
+            }
+            if (!raced) {
                 say(tu, "  the time budget ends the search here\n");
                 cut = true;
             } else {
