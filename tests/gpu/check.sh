@@ -80,7 +80,7 @@ fi
 
 # gpuc tune on the GPU: the map and reduce launch parameters (bench/tune.gdsl)
 tune() {
-  "$gpuc" tune --backend=cuda --rounds 1 --runs 20 -o "$out/tune.tuning" "$root/bench/tune.gdsl" &&
+  "$gpuc" tune --backend=cuda --arch=sm_90 --budget 120 -o "$out/tune.tuning" "$root/bench/tune.gdsl" &&
     cat "$out/tune.tuning"
 }
 if [ "${GPUC_CHECK_TUNE:-1}" = 1 ]; then

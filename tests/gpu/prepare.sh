@@ -21,8 +21,6 @@ export GPUC_HOME=$dev/prefix GPUC_CACHE_DIR=$dev/cache
 # on an H100 or H200: its cubin and compute_90 PTX), so those are compiled here
 arch=${GPUC_DEVICE_ARCH:-sm_90}
 "$gpuc" test --backend=c --arch="$arch" "$root/examples" "$root/stdlib" "$root/tests/gpu/blocks" | tail -n 1
-# the variants gpuc tune tries first on bench/tune.gdsl, compiled into the cache
-"$gpuc" tune --backend=c --rounds 1 --runs 1 -o "$dev/gpu/tune_c.tuning" "$root/bench/tune.gdsl" 2> /dev/null
 "$gpuc" "$root/examples/softmax.gdsl" -o "$dev/gpu/softmax"
 "$gpuc" --emit=program "$root/tests/gpu/oom.gdsl" -o "$dev/gpu/program.c"
 "$gpuc" --emit=cuda "$root/tests/gpu/oom.gdsl" -o "$dev/gpu/oom.cu"
