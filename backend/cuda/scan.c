@@ -738,6 +738,8 @@ void emit_filter(CuEmit *c, IrKernel *k) {
     }
     int min_blocks = words ? 65536 / (B * vregs) : 0;
     if (min_blocks > 227 * 1024 / (smem + 1024)) { min_blocks = 227 * 1024 / (smem + 1024); }
+    if (min_blocks > 2048 / B) { min_blocks = 2048 / B; }  /* threads an SM (sm_80, sm_90) */
+    if (min_blocks > 32) { min_blocks = 32; }               /* blocks an SM */
     kernel_comment(c, k);
     signature_min(c, k, &p, min_blocks);
     be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging for the kept values */", B, I, smem);
