@@ -6,8 +6,9 @@
  *           and values published apart with a fence (tuples of any size);
  *           non-commutative operators work (the look-back combines in
  *           order); loads and stores staged through padded shared memory
- *   filter  the same look-back over per-warp counts of kept items (ballots);
- *           kept values go from registers straight to their place */
+ *   filter  the same look-back over per-warp counts of kept items (ballots;
+ *           emit_filter): kept values compacted in order into shared memory
+ *           during the look-back, then written as the tile's one run */
 #include "cuda_emit.h"
 
 /* ---- scan and filter: single pass, decoupled look-back ---- */
@@ -215,7 +216,7 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
  * items w * 32 * I .. (w + 1) * 32 * I - 1, copy u of lane l the item 32 * u + l
  * of that run (each copy a coalesced load of 32); copy u's keep flag is bit u
  * of g_bits (32 bits, 64 past 32 items), its values stay in registers
- * g_v<j>_<u> until phase 5. A full tile (full) checks no bound; the last tile
+ * g_v<j>_<u> until phase 4. A full tile (full) checks no bound; the last tile
  * keeps nothing past n. */
 static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
     BeBuf *b = c->b;
