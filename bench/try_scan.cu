@@ -193,7 +193,7 @@ int main(int argc, char **argv)
         filter_case<float>("filter_f32_b256_i24", gpuc_dev_filter_f32_b256_i24, n, false);
         filter_case<float>("filter_f32_b512_i16", gpuc_dev_filter_f32_b512_i16, n, false);
         filter_case<float>("filter_f32_b256_i40", gpuc_dev_filter_f32_b256_i40, n, false);
-        filter_case<float>("filter_f32_b256_i48", gpuc_dev_filter_f32_b256_i48, n, false);
+        filter_case<float>("filter_f32_b256_i45", gpuc_dev_filter_f32_b256_i45, n, false);
         filter_case<float>("filter_f32_b128_i48", gpuc_dev_filter_f32_b128_i48, n, false);
         filter_case<float>("filter_f32_b128_i64", gpuc_dev_filter_f32_b128_i64, n, false);
     }

@@ -212,6 +212,11 @@ void ir_to_kernels(IrModule *m) {
                 if (k.kind == IR_K_FILTER) {
                     /* one keep bit per item in a 64-bit mask; every item its own registers */
                     if (k.items > 64) { k.items = 64; }
+                    /* the kept values are staged in shared memory (the whole tile's
+                     * worth): keep it under 46 KiB of the 48 KiB static limit */
+                    int vb = 0;
+                    for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { vb += ir_scalar_size(s->outs[o]->elem); } }
+                    while (k.items > 1 && (long)vb * k.block * k.items + 16L * s->nouts > 46 * 1024) { k.items--; }
                     k.unroll = k.items;
                 }
                 if (k.kind == IR_K_SCAN) {

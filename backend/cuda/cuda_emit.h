@@ -93,6 +93,7 @@ void fold_reduction(CuEmit *c, IrStmt *s, int r, char **acc, const char *const *
 IrScalar *scan_types(IrStmt *s, int *W);
 int scan_word_bytes(const IrScalar *wt, int W);
 void emit_scan(CuEmit *c, IrKernel *k);
+void emit_filter(CuEmit *c, IrKernel *k);
 
 /* rows.c */
 RowStash row_stash(const IrKernel *k);

@@ -6,8 +6,9 @@
  *           and values published apart with a fence (tuples of any size);
  *           non-commutative operators work (the look-back combines in
  *           order); loads and stores staged through padded shared memory
- *   filter  the same look-back over per-warp counts of kept items (ballots);
- *           kept values go from registers straight to their place */
+ *   filter  the same look-back over per-warp counts of kept items (ballots;
+ *           emit_filter): kept values compacted in order into shared memory
+ *           during the look-back, then written as the tile's one run */
 #include "cuda_emit.h"
 
 /* ---- scan and filter: single pass, decoupled look-back ---- */
@@ -215,7 +216,7 @@ static void scan_phase1(CuEmit *c, IrKernel *k, bool full, const IrScalar *wt, i
  * items w * 32 * I .. (w + 1) * 32 * I - 1, copy u of lane l the item 32 * u + l
  * of that run (each copy a coalesced load of 32); copy u's keep flag is bit u
  * of g_bits (32 bits, 64 past 32 items), its values stay in registers
- * g_v<j>_<u> until phase 5. A full tile (full) checks no bound; the last tile
+ * g_v<j>_<u> until phase 4. A full tile (full) checks no bound; the last tile
  * keeps nothing past n. */
 static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
     BeBuf *b = c->b;
@@ -629,3 +630,238 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
+
+/* ---- filter: the same look-back over counts, kept values staged in order ---- */
+
+/* Shared staging of kept values of type t for a tile of `items` items: the
+ * tile's bytes plus 16, so that the aligned 16-byte reads of phase 5 may
+ * run past the last kept value (grep "FILTER WRITE"). */
+static int filter_staging_bytes(IrScalar t, int items) { return ir_scalar_size(t) * items + 16; }
+
+/* Phase 5 of a filter for one output: the tile's cnt kept values, in order
+ * in the staging array g_keep<j> (of type t), go to out[g_dst ..] with
+ * consecutive threads on consecutive values (full 32-byte sectors but for the
+ * run's two ends). Values of 4 or 8 bytes go as 32-bit words: a head of
+ * words up to the first 16-byte boundary of the destination, then 16-byte
+ * stores, each built from two aligned 16-byte shared loads rotated by the
+ * head (the same rotation for the whole block, so no bank conflicts and no
+ * divergence), then a tail of words. Other sizes go one value a thread.
+ * grep "FILTER WRITE" */
+static void filter_write(CuEmit *c, int B, int j, IrScalar t, const char *out) {
+    BeBuf *b = c->b;
+    int size = ir_scalar_size(t);
+    if (size != 4 && size != 8) {
+        be_line(b, "for (uint32_t g_q = threadIdx.x; g_q < g_cnt; g_q += %du) {", B);
+        be_line(b, "    %s[g_dst + g_q] = g_keep%d[g_q];", out, j);
+        be_line(b, "}");
+        return;
+    }
+    be_line(b, "{ /* output %d: FILTER WRITE in 32-bit words */", j);
+    b->indent++;
+    be_line(b, "uint32_t *const g_ow = (uint32_t *)(%s + g_dst);", out);
+    be_line(b, "const uint32_t *const g_kw = (const uint32_t *)g_keep%d;", j);
+    be_line(b, "const uint32_t g_nw = g_cnt * %du;  /* words to write */", size / 4);
+    be_line(b, "uint32_t g_hw = (uint32_t)((16u - ((uintptr_t)g_ow & 15u)) & 15u) >> 2;  /* head words */");
+    be_line(b, "if (g_hw > g_nw) {");
+    be_line(b, "    g_hw = g_nw;");
+    be_line(b, "}");
+    be_line(b, "if (threadIdx.x < g_hw) {");
+    be_line(b, "    g_ow[threadIdx.x] = g_kw[threadIdx.x];");
+    be_line(b, "}");
+    be_line(b, "const uint32_t g_nv = (g_nw - g_hw) >> 2;  /* 16-byte stores */");
+    be_line(b, "const uint4 *const g_ka = (const uint4 *)(g_kw + (g_hw & ~3u));");
+    be_line(b, "uint4 *const g_ov = (uint4 *)(g_ow + g_hw);");
+    be_line(b, "const uint32_t g_rot = g_hw & 3u;  /* the same for the whole block */");
+    be_line(b, "for (uint32_t g_q = threadIdx.x; g_q < g_nv; g_q += %du) {", B);
+    b->indent++;
+    be_line(b, "const uint4 g_a = g_ka[g_q];");
+    be_line(b, "uint4 g_r = g_a;");
+    be_line(b, "if (g_rot != 0u) {");
+    b->indent++;
+    be_line(b, "const uint4 g_c = g_ka[g_q + 1];");
+    be_line(b, "if (g_rot == 1u) {");
+    be_line(b, "    g_r = make_uint4(g_a.y, g_a.z, g_a.w, g_c.x);");
+    be_line(b, "} else if (g_rot == 2u) {");
+    be_line(b, "    g_r = make_uint4(g_a.z, g_a.w, g_c.x, g_c.y);");
+    be_line(b, "} else {");
+    be_line(b, "    g_r = make_uint4(g_a.w, g_c.x, g_c.y, g_c.z);");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "g_ov[g_q] = g_r;");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "const uint32_t g_tw = g_hw + 4u * g_nv;  /* the tail from here */");
+    be_line(b, "if (g_tw + threadIdx.x < g_nw) {");
+    be_line(b, "    g_ow[g_tw + threadIdx.x] = g_kw[g_tw + threadIdx.x];");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* A filter kernel: per tile (one block, B threads x I items),
+ *   1  coalesced loads and the map: warp w takes the tile's items w * 32 * I
+ *      .. (w + 1) * 32 * I - 1 (filter_phase1), keep flags as mask bits, kept
+ *      values in registers;
+ *   2  each warp's count of kept items to shared memory; barrier;
+ *   3  every warp reads all the warps' counts: its own offset in the tile and
+ *      the tile's count, which lane 0 of warp 0 publishes at once (status 1,
+ *      or 2 for tile 0), before anything else, so a successor's look-back
+ *      need not wait for this tile's compaction;
+ *   4  every warp scatters its kept values, in order, into the shared
+ *      staging (ballots: copy u of lane l follows the warp's kept items of
+ *      copies before u and those of lanes before l), then warp 0 runs the
+ *      decoupled look-back (u32 counts packed with their status in 8-byte
+ *      words) while the others wait at the barrier;
+ *   5  the tile's kept values go out as one run, consecutive threads on
+ *      consecutive values (filter_write); the last tile writes the count. */
+void emit_filter(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    int B = k->block, I = k->items, NW = B / 32;
+    int nv = s->nouts - 1;  /* kept value arrays; outs[nv] is the count */
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "unsigned long long *g_words", "g_words");
+    int smem = 0;
+    for (int j = 0; j < nv; j++) { smem += filter_staging_bytes(s->outs[j]->elem, B * I); }
+    /* the blocks per SM: the kept values' registers plus 16 a thread (48 for
+     * f32 at 256 x 32: 5 blocks of 256, as the registers alone would give
+     * before phase 5 was staged; without the bound ptxas took 58, 4 blocks;
+     * the 8 bytes it spills at 48 are in the last tile's path), and no
+     * more than the staging lets in (227 KiB an SM, 1 KiB reserved a block) */
+    int vregs = 16;
+    bool words = true;  /* values of 1 or 2 bytes: no bound (bool at 5 blocks spills 28 bytes) */
+    for (int j = 0; j < nv; j++) {
+        vregs += I * ((ir_scalar_size(s->outs[j]->elem) + 3) / 4);
+        words = words && ir_scalar_size(s->outs[j]->elem) >= 4;
+    }
+    int min_blocks = words ? 65536 / (B * vregs) : 0;
+    if (min_blocks > 227 * 1024 / (smem + 1024)) { min_blocks = 227 * 1024 / (smem + 1024); }
+    if (min_blocks > 2048 / B) { min_blocks = 2048 / B; }  /* threads an SM (sm_80, sm_90) */
+    if (min_blocks > 32) { min_blocks = 32; }               /* blocks an SM */
+    kernel_comment(c, k);
+    signature_min(c, k, &p, min_blocks);
+    be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging for the kept values */", B, I, smem);
+    for (int j = 0; j < nv; j++) {
+        be_line(b, "__shared__ __align__(16) %s g_keep%d[%d];", ct(s->outs[j]->elem), j, filter_staging_bytes(s->outs[j]->elem, B * I) / ir_scalar_size(s->outs[j]->elem));
+    }
+    be_line(b, "__shared__ uint32_t g_wsum[%d];", NW);
+    be_line(b, "__shared__ int64_t g_dst_sh;");
+    be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
+    be_line(b, "/* the tile is the block's index: NVIDIA GPUs start blocks in index order, so");
+    be_line(b, " * every predecessor is running or done (CUB's decoupled look-back relies on it too) */");
+    be_line(b, "const int64_t g_tile = blockIdx.x;");
+    be_line(b, "const int64_t g_base = g_tile * %d;", B * I);
+    be_line(b, "/* phase 1: coalesced loads and the map; keep flags in g_bits, kept values in registers */");
+    for (int u = 0; u < I; u++) {
+        for (int j = 0; j < nv; j++) { be_line(b, "%s g_v%d_%d = (%s)0;", ct(s->outs[j]->elem), j, u, ct(s->outs[j]->elem)); }
+    }
+    be_line(b, "%s g_bits = 0u;", I > 32 ? "uint64_t" : "uint32_t");
+    be_line(b, "const int64_t g_seg = g_base + (int64_t)g_warp * %d + g_lane;  /* the warp's run of %d items */", 32 * I, 32 * I);
+    be_line(b, "if (g_base + %d <= %s) {", B * I, n);
+    b->indent++;
+    be_line(b, "/* a full tile: no bound checks */");
+    filter_phase1(c, k, true, nv);
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "/* the last tile: items past n are not kept */");
+    filter_phase1(c, k, false, nv);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "/* phase 2: the warp's count of kept items (butterfly), one per warp to shared memory */");
+    be_line(b, "uint32_t g_wc = %s(g_bits);", I > 32 ? "__popcll" : "__popc");
+    be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
+    be_line(b, "    g_wc += __shfl_xor_sync(0xffffffffu, g_wc, g_off);");
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "    g_wsum[g_warp] = g_wc;");
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 3: each warp's offset in the tile and the tile's count, in every warp */");
+    be_line(b, "uint32_t g_wi = g_lane < %du ? g_wsum[g_lane] : 0u;  /* inclusive over warps */", NW);
+    be_line(b, "for (int g_off = 1; g_off < %d; g_off <<= 1) {", NW);
+    be_line(b, "    const uint32_t g_y = __shfl_up_sync(0xffffffffu, g_wi, g_off);");
+    be_line(b, "    if (g_lane >= (unsigned)g_off) {");
+    be_line(b, "        g_wi += g_y;");
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_line(b, "const uint32_t g_cnt = __shfl_sync(0xffffffffu, g_wi, %d);  /* kept in the tile */", NW - 1);
+    be_line(b, "const uint32_t g_wp = __shfl_sync(0xffffffffu, g_wi, g_warp) - g_wc;  /* kept before this warp */");
+    be_line(b, "if (threadIdx.x == 0) {");
+    be_line(b, "    /* status 2 (inclusive prefix) for tile 0, else 1 (the tile's own count) */");
+    be_line(b, "    gpuc_st_word(g_words + g_tile, ((g_tile == 0 ? 2ull : 1ull) << 32) | g_cnt);");
+    be_line(b, "}");
+    be_line(b, "/* phase 4: kept values, in order, into the staging: copy u of lane l follows the");
+    be_line(b, " * warp's kept items of copies before u and those of lanes before l in copy u */");
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "const unsigned g_lt = (1u << g_lane) - 1u;  /* the lanes before this one */");
+    be_line(b, "uint32_t g_run = g_wp;");
+    for (int u = 0; u < I; u++) {
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "const unsigned g_m = __ballot_sync(0xffffffffu, (g_bits >> %d) & 1u);", u);
+        be_line(b, "if ((g_bits >> %d) & 1u) {", u);
+        for (int j = 0; j < nv; j++) { be_line(b, "    g_keep%d[g_run + __popc(g_m & g_lt)] = g_v%d_%d;", j, j, u); }
+        be_line(b, "}");
+        be_line(b, "g_run += __popc(g_m);");
+        b->indent--;
+        be_line(b, "}");
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "/* the look-back: warp 0, 32 predecessors at a time (status 0 none yet, 1 a");
+    be_line(b, " * count, 2 an inclusive prefix, packed with the u32 value in one 8-byte word);");
+    be_line(b, " * lane l looks at tile g_j - l, lane 0 the nearest predecessor */");
+    be_line(b, "if (g_warp == 0) {");
+    b->indent++;
+    be_line(b, "uint32_t g_ex = 0u;  /* kept before this tile (u32, as the words hold) */");
+    be_line(b, "for (int64_t g_j = g_tile - 1; g_j >= 0; g_j -= 32) {");
+    b->indent++;
+    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
+    be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix of 0) */");
+    be_line(b, "unsigned long long g_w = 2ull << 32;");
+    be_line(b, "if (g_idx >= 0) {");
+    be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
+    be_line(b, "}");
+    be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
+    be_line(b, "    if ((g_w >> 32) == 0) {");
+    be_line(b, "        gpuc_backoff();");
+    be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, (g_w >> 32) == 2);");
+    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
+    be_line(b, "uint32_t g_pv = (int)g_lane > g_stop ? 0u : (uint32_t)g_w;");
+    be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
+    be_line(b, "    g_pv += __shfl_xor_sync(0xffffffffu, g_pv, g_off);");
+    be_line(b, "}");
+    be_line(b, "g_ex += g_pv;");
+    be_line(b, "if (g_pmask) {");
+    be_line(b, "    break;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "    if (g_tile > 0) {");
+    be_line(b, "        gpuc_st_word(g_words + g_tile, (2ull << 32) | (g_ex + g_cnt));");
+    be_line(b, "    }");
+    be_line(b, "    g_dst_sh = (int64_t)g_ex;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 5: the tile's kept values out as one run, after the kept values of all");
+    be_line(b, " * earlier tiles */");
+    be_line(b, "const int64_t g_dst = g_dst_sh;");
+    for (int j = 0; j < nv; j++) { filter_write(c, B, j, s->outs[j]->elem, be_vname(s->outs[j])); }
+    be_line(b, "if (g_base + %d >= %s && threadIdx.x == 0) {", B * I, n);
+    be_line(b, "    *%s_out = g_dst + (int64_t)g_cnt;  /* the last tile knows the total */", be_vname(s->outs[nv]));
+    be_line(b, "}");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
