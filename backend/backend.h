@@ -46,6 +46,10 @@ void be_printf(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 
 void be_line(BeBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void be_buf_free(BeBuf *b);
 
+/* shard.c: the sharded launchers gpuc_dev_shard_NAME alone, over the
+ * runtime's host interface (--emit=program); gpu[i]: entry i has one. */
+void be_cuda_shard_launchers(BeBuf *b, IrModule *m, bool *gpu);
+
 /* emit_c.c's sharded-entry prelude (the gpuc_comm vtable, with `table` the
  * call table's types; the host gpuc_shard_size only for C) and call table. */
 void be_shard_prelude(BeBuf *b, bool table, bool cuda);

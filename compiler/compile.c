@@ -352,6 +352,14 @@ static int compile_program(Compilation *c)
             rc = be_emit_cuda_shard(out, m);
         }
         break;
+    case GPUC_EMIT_CUDA_KERNELS:
+        /* the executables' images: plain and sharded kernels (--ranks on GPUs) */
+        rc = be_emit_cuda(out, m);
+        if (!rc) {
+            ir_shard(m, false);
+            rc = be_emit_cuda_shard(out, m);
+        }
+        break;
     case GPUC_EMIT_LIB:
         rc = be_emit_lib_source(out, m, &lib_options) || be_emit_lib_header(output(r, "header"), m, &lib_options) ||
              be_emit_lib_manifest(output(r, "manifest"), m, &lib_options);
@@ -374,7 +382,7 @@ static bool check_options(Compilation *c)
         fe_error_noloc("give the program as a path or as source text (exactly one of them)");
         return false;
     }
-    if ((int)c->emit < GPUC_EMIT_CHECK || (int)c->emit > GPUC_EMIT_CUDA_SHARD) {
+    if ((int)c->emit < GPUC_EMIT_CHECK || (int)c->emit > GPUC_EMIT_CUDA_KERNELS) {
         fe_error_noloc("unknown emit kind %d", (int)c->emit);
         return false;
     }
@@ -450,7 +458,7 @@ int gpuc_compiler_emit_kind(const char *name)
         [GPUC_EMIT_PARAMS] = "params", [GPUC_EMIT_IR] = "ir",             [GPUC_EMIT_IR_UNFUSED] = "ir-unfused",
         [GPUC_EMIT_C] = "c",           [GPUC_EMIT_CUDA] = "cuda",         [GPUC_EMIT_PROGRAM] = "program",
         [GPUC_EMIT_LIB] = "lib",       [GPUC_EMIT_MANIFEST] = "manifest", [GPUC_EMIT_C_SHARD] = "c-shard",
-        [GPUC_EMIT_CUDA_SHARD] = "cuda-shard",
+        [GPUC_EMIT_CUDA_SHARD] = "cuda-shard", [GPUC_EMIT_CUDA_KERNELS] = "cuda-kernels",
     };
     for (int i = 0; name && i < (int)(sizeof names / sizeof *names); i++) {
         if (strcmp(names[i], name) == 0) {

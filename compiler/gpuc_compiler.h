@@ -60,6 +60,9 @@ typedef enum GpucEmit {
     GPUC_EMIT_CUDA_SHARD,  /* "source": CUDA C, then the sharded entries' kernels and
                               their launchers over gpuc_comm.h (NCCL) and the call
                               table (--emit=cuda-shard, docs/sharding.md) */
+    GPUC_EMIT_CUDA_KERNELS, /* "source": CUDA C with the kernels of the plain entries and
+                              of the sharded entries ir_shard accepts (the others left
+                              out quietly): what `gpuc -o PROG` compiles into images */
 } GpucEmit;
 
 /* What gpuc_compiler_compile returns (and gpuc_compiler_result_status). */

@@ -372,9 +372,10 @@ static int split_words(char *s, char **out, int max)
  * --arch given (warned, naming `what`: "the executable has the C backend
  * only"). With written_archs, *written_archs gets the images' names
  * ("sm_80,sm_90,compute_90", malloc'd) when written. Shared by executables
- * and libraries (--emit=lib). */
-static int write_images(const GpucCompileOptions *co, const char *archs, const char *images_path, const char *what,
-                        char **written_archs)
+ * and libraries (--emit=lib); `kind` is the text compiled (executables:
+ * GPUC_EMIT_CUDA_KERNELS, with the sharded entries' kernels for --ranks). */
+static int write_images(const GpucCompileOptions *co, GpucEmit kind, const char *archs, const char *images_path,
+                        const char *what, char **written_archs)
 {
     bool explicit = archs != NULL;
     if (!archs) {
@@ -392,7 +393,7 @@ static int write_images(const GpucCompileOptions *co, const char *archs, const c
         fprintf(stderr, "gpuc: warning: no NVRTC (%s): %s\n", gpuc_last_error(), what);
         return 2;
     }
-    GpucCompileResult *cuda = compile_or_report(co, GPUC_EMIT_CUDA);
+    GpucCompileResult *cuda = compile_or_report(co, kind);
     if (!cuda) {
         return 1;
     }
@@ -466,7 +467,7 @@ int drv_build_exe(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
     gen = xprintf("%s/program.c", dir);
     log = xprintf("%s/cc.log", dir);
     images = xprintf("%s/images.h", dir);
-    int img = write_images(co, bo->arch, images, "the executable has the C backend only", NULL);
+    int img = write_images(co, GPUC_EMIT_CUDA_KERNELS, bo->arch, images, "the executable has the C backend only", NULL);
     if (img == 1) {
         goto done;
     }
@@ -681,7 +682,7 @@ int drv_build_lib(const GpucCompileOptions *co, const DrvBuildOptions *bo, const
         goto done;
     }
     char *images = xprintf("%s/images.h", tmp);
-    int img = write_images(co, bo->arch, images, "the library has no kernels (NAME_new will say so)", &archs);
+    int img = write_images(co, GPUC_EMIT_CUDA, bo->arch, images, "the library has no kernels (NAME_new will say so)", &archs);
     free(images);
     if (img == 1) {
         goto done;

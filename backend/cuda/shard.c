@@ -560,3 +560,36 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
     nscans = 0;
     return 0;
 }
+
+/* The sharded launchers alone, over the gpuc runtime's host interface
+ * (--emit=program, for `prog --ranks N` on GPUs: runner/rn_ranks.c). The
+ * kernels come as images compiled from GPUC_EMIT_CUDA_KERNELS text, where
+ * be_emit_cuda_shard names them the same way. The caller defines
+ * GPUC_H_COMM_STREAM and GPUC_H_COMM_SYNC for its GpucHost first.
+ * gpu[i]: entry i got gpuc_dev_shard_NAME. */
+void be_cuda_shard_launchers(BeBuf *b, IrModule *m, bool *gpu) {
+    CuEmit c = { 0 };
+    c.b = b;
+    c.m = m;
+    c.x.b = b;
+    c.x.cuda = true;
+    c.shard = true;
+    for (int i = 0; i < m->nentries; i++) {
+        IrEntry *e = m->entries[i];
+        gpu[i] = e->sharded && !unsupported(e);
+        if (!gpu[i]) { continue; }
+        for (int j = 0; j < e->nkernels; j++) {
+            IrKernel *k = &e->kernels[j];
+            k->name = ir_fmt(m->arena, "shard_%s", k->name);
+            if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
+        }
+    }
+    shard_host_prelude(b);
+    for (int i = 0; i < m->nentries; i++) {
+        if (gpu[i]) { cuda_host_shard_entry(&c, m->entries[i]); }
+    }
+    be_expr_free(&c.x);
+    free(scans);
+    scans = NULL;
+    nscans = 0;
+}
