@@ -9,7 +9,9 @@
  *     arguments, runs, and downloads the results;
  *   - the sharded entries (docs/sharding.md) of the entries ir_shard accepts,
  *     with per entry gpuc_run_shard_NAME(comm, args, results, ...) over
- *     gpuc_shard_NAME, for `prog --ranks N` (runner/rn_ranks.c);
+ *     gpuc_shard_NAME, and where the CUDA backend shards it too the
+ *     launcher gpuc_dev_shard_NAME with gpuc_run_cuda_shard_NAME, for
+ *     `prog --ranks N` (runner/rn_ranks.c);
  *   - the GpucProgram table with the gdsl type strings, and main().
  * The kernels themselves are not in this file: they come as images
  * (cubins, PTX) compiled by the driver from --emit=cuda (driver/build_exe.c),
@@ -17,6 +19,8 @@
  * without it the program has no images and the runner uses the C backend.
  * Build: cc -std=c11 prog.c -Iruntime -Irunner libgpuc_runner.a libgpuc_runtime.a -lm -ldl */
 #include "backend.h"
+
+#include <stdlib.h>
 
 static void c_string(BeBuf *b, const char *s) {
     be_printf(b, "\"");
@@ -316,11 +320,20 @@ static void adapter(BeBuf *b, IrEntry *e, bool shard) {
     be_printf(b, "\n");
 }
 
-/* gpuc_run_cuda_NAME: the entry on the GPU for the runner. */
-static void cuda_adapter(BeBuf *b, IrEntry *e) {
-    be_line(b, "static inline int gpuc_run_cuda_%s(GpucContext *ctx, GpucModule *module, GpucRun *run, const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
-    b->indent++;
-    be_line(b, "static GpucKernels g_kernels;");
+/* gpuc_run_cuda_NAME: the entry on the GPU for the runner; with `shard`,
+ * gpuc_run_cuda_shard_NAME: one rank's call of gpuc_dev_shard_NAME on its
+ * own context, with its own kernel cache (ranks are threads). */
+static void cuda_adapter(BeBuf *b, IrEntry *e, bool shard) {
+    if (shard) {
+        be_line(b, "static inline int gpuc_run_cuda_shard_%s(const GpucComm *comm, GpucContext *ctx, GpucModule *module, GpucRun *run, const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
+        b->indent++;
+        be_line(b, "GpucKernels g_kernels;");
+        be_line(b, "memset(&g_kernels, 0, sizeof g_kernels);");
+    } else {
+        be_line(b, "static inline int gpuc_run_cuda_%s(GpucContext *ctx, GpucModule *module, GpucRun *run, const GpucValue *args, GpucValue *results, char *err, size_t errlen) {", e->name);
+        b->indent++;
+        be_line(b, "static GpucKernels g_kernels;");
+    }
     be_line(b, "GpucHost g_host, *gpuc_h = &g_host;");
     be_line(b, "gpuc_h_init(gpuc_h, ctx, module, &g_kernels);");
     be_line(b, "int g_rc = 0;");
@@ -347,8 +360,9 @@ static void cuda_adapter(BeBuf *b, IrEntry *e) {
         }
     }
     be_line(b, "gpuc_run_mark_start(run);");
-    be_printf(b, "%*sg_rc = gpuc_dev_%s(gpuc_h", b->indent * 4, "", e->name);
-    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(e->sizes[i])); }
+    if (shard) { be_printf(b, "%*sg_rc = gpuc_dev_shard_%s(gpuc_h, comm", b->indent * 4, "", e->name); }
+    else { be_printf(b, "%*sg_rc = gpuc_dev_%s(gpuc_h", b->indent * 4, "", e->name); }
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(size_as_taken(e, e->sizes[i]))); }
     for (int i = 0; i < e->nparams; i++) {
         IrValue *v = e->params[i];
         if (v->rank) { be_printf(b, ", g_d%d", i); }
@@ -395,7 +409,7 @@ static void cuda_adapter(BeBuf *b, IrEntry *e) {
 }
 
 /* Which components of the arguments and results are split over the ranks. */
-static void rank_table(BeBuf *b, IrEntry *e) {
+static void rank_table(BeBuf *b, IrEntry *e, bool gpu) {
     be_printf(b, "static const unsigned char gpuc_rank_args_%s[] = {", e->name);
     for (int i = 0; i < e->nparams; i++) {
         IrValue *v = e->params[i];
@@ -411,8 +425,10 @@ static void rank_table(BeBuf *b, IrEntry *e) {
         be_printf(b, " %d,", split ? 1 : 0);
     }
     be_printf(b, " 0 };\n");
-    be_printf(b, "static const GpucShardInfo gpuc_shard_info_%s = { gpuc_run_shard_%s, gpuc_rank_args_%s, gpuc_rank_results_%s };\n\n",
+    be_printf(b, "static const GpucShardInfo gpuc_shard_info_%s = { gpuc_run_shard_%s, gpuc_rank_args_%s, gpuc_rank_results_%s, ",
               e->name, e->name, e->name, e->name);
+    if (gpu) { be_printf(b, "GPUC_RUN_CUDA(gpuc_run_cuda_shard_%s) };\n\n", e->name); }
+    else { be_printf(b, "NULL };\n\n"); }
 }
 
 int be_emit_program(FILE *out, IrModule *m) {
@@ -425,7 +441,7 @@ int be_emit_program(FILE *out, IrModule *m) {
     for (int i = 0; i < m->nentries; i++) { adapter(&b, m->entries[i], false); }
     be_runtime_host_prelude(&b);
     be_cuda_host_entries(&b, m);
-    for (int i = 0; i < m->nentries; i++) { cuda_adapter(&b, m->entries[i]); }
+    for (int i = 0; i < m->nentries; i++) { cuda_adapter(&b, m->entries[i], false); }
     be_printf(&b, "/* the kernel images (driver/build_exe.c); without them, the C backend only */\n"
                   "#ifdef GPUC_IMAGES\n"
                   "#include GPUC_IMAGES\n"
@@ -446,12 +462,24 @@ int be_emit_program(FILE *out, IrModule *m) {
         be_buf_free(&b);
         return 1;
     }
+    /* the GPU's sharded launchers over the runtime (the kernels are in the
+     * images, GPUC_EMIT_CUDA_KERNELS); the C backend's gpuc_shard_size above
+     * has other parameters than the launchers' */
+    bool *gpu = calloc((size_t)m->nentries + 1, sizeof *gpu);
+    be_printf(&b, "/* ---- the sharded entries on the GPU (prog --ranks N, runner/rn_ranks.c) ---- */\n"
+                  "#define GPUC_H_COMM_STREAM(h) gpuc_stream_handle((h)->ctx, NULL)\n"
+                  "#define GPUC_H_COMM_SYNC(h) ((int)gpuc_stream_synchronize((h)->ctx, NULL))\n"
+                  "#define gpuc_shard_size gpuc_dev_shard_size\n");
+    be_cuda_shard_launchers(&b, m, gpu);
+    be_printf(&b, "#undef gpuc_shard_size\n\n");
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         if (!e->sharded) { continue; }
         adapter(&b, e, true);
-        rank_table(&b, e);
+        if (gpu[i]) { cuda_adapter(&b, e, true); }
+        rank_table(&b, e, gpu[i]);
     }
+    free(gpu);
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         be_printf(&b, "static const GpucParam gpuc_params_%s[] = {\n", e->name);

@@ -115,10 +115,15 @@ typedef int (*GpucRunCuda)(GpucContext *ctx, GpucModule *module, GpucRun *run, c
 struct GpucComm;
 typedef int (*GpucRunShard)(const struct GpucComm *comm, const GpucValue *args, GpucValue *results, char *err,
                             size_t errlen);
+/* The same on the GPU: one rank's call on its own context (its device) and
+ * module, over an NCCL communicator; host args and results as above. */
+typedef int (*GpucRunShardCuda)(const struct GpucComm *comm, GpucContext *ctx, GpucModule *module, GpucRun *run,
+                                const GpucValue *args, GpucValue *results, char *err, size_t errlen);
 typedef struct GpucShardInfo {
   GpucRunShard run;
   const unsigned char *args_split;     /* per argument component: 1 = split by rows over the ranks */
   const unsigned char *results_split;  /* per result component: 1 = each rank returns its rows */
+  GpucRunShardCuda run_cuda;           /* the CUDA backend's sharded entry; NULL if it has none */
 } GpucShardInfo;
 typedef struct GpucParam {
   const char *name;  /* parameter name, "x" */

@@ -15,15 +15,6 @@
 
 #include "runner.h"
 
-struct GpucRun {
-  GpucEvent *start, *end;
-  bool started, ended;   /* marked by the entry during this call */
-  GpucContext *ctx;
-  bool keep_inputs;      /* a series of runs on the same arguments: upload them once */
-  int ninputs;
-  GpucDevPtr *inputs;    /* [index]: the device copy of argument index (0: none yet) */
-};
-
 void gpuc_run_mark_start(GpucRun *run)
 {
   if (run && run->start && gpuc_event_record(run->start, NULL) == GPUC_SUCCESS) {
@@ -167,7 +158,8 @@ static void usage(FILE *out, const GpucProgram *prog)
           "                         for tuples and structs), or one file per component; default: text on stdout\n"
           "  --backend=auto|cuda|c  auto (default): the GPU when one is usable, else the C backend\n"
           "  -r N                   run N timed times after one warm-up run\n"
-          "  --ranks N              the entry sharded over N ranks (threads, C backend; docs/sharding.md)\n"
+          "  --ranks N              the entry sharded over N ranks: N GPUs over NCCL, or threads on the\n"
+          "                         C backend (docs/sharding.md)\n"
           "  -t FILE                write each timed run's time in microseconds, one per line\n"
           "  --profile              the runtime's per-kernel profile table on stderr (CUDA backend)\n"
           "  --random SIZES         generate the arguments not given as files: SIZES like n=1000000,m=64\n"
@@ -796,13 +788,14 @@ typedef struct Device {
   GpucModule *module;
   GpucRun run;
   bool failed;               /* a run failed inside the CUDA backend: the context may be unusable */
+  RnGpuRanks *ranks;         /* --ranks N on GPUs: N contexts and an NCCL communicator */
 } Device;
 
 typedef struct Runner {
   const RnSig *sig;
   Backend backend;           /* BACKEND_C or BACKEND_CUDA once chosen */
   Device *dev;
-  int ranks;                 /* --ranks: the C backend's sharded entry on this many ranks */
+  int ranks;                 /* --ranks: the sharded entry on this many ranks (GPUs: dev->ranks) */
 } Runner;
 
 static double now_us(void)
@@ -812,22 +805,59 @@ static double now_us(void)
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* --ranks N with --backend=cuda or auto: N GPUs over NCCL when the entry
+ * has a sharded CUDA form and a GPU is usable; auto falls back to threads
+ * on the C backend with a note, as an unsharded run does. */
+static int setup_gpu_ranks(Runner *rn, const GpucProgram *prog, const Options *o)
+{
+  const GpucEntry *entry = rn->sig->entry;
+  bool want = o->backend == BACKEND_CUDA;
+  if (gpuc_init() != GPUC_SUCCESS) {
+    if (want) {
+      error("--ranks %ld --backend=cuda: %ld ranks need %ld GPUs, but none is usable: %s", o->ranks, o->ranks,
+            o->ranks, gpuc_last_error());
+      return -1;
+    }
+    fprintf(stderr, "%s: note: no usable GPU (%s); running the ranks on the C backend\n", prog_name,
+            gpuc_last_error());
+    return 0;
+  }
+  if (!entry->shard->run_cuda) {
+    if (want) {
+      error("entry '%s' is not sharded on the GPU (%s)", entry->name,
+            prog->num_images ? "`gpuc --emit=cuda-shard` says why" : "the program was built without kernels");
+      return -1;
+    }
+    fprintf(stderr, "%s: note: entry '%s' is not sharded on the GPU; running the ranks on the C backend\n",
+            prog_name, entry->name);
+    return 0;
+  }
+  Device *dev = rn->dev;
+  if (dev->ranks && rn_gpu_ranks_count(dev->ranks) != rn->ranks) {
+    rn_gpu_ranks_free(dev->ranks);
+    dev->ranks = NULL;
+  }
+  char err[1024];
+  if (!dev->ranks && !(dev->ranks = rn_gpu_ranks_new(rn->ranks, prog, o->profile, err, sizeof err))) {
+    error("%s", err);
+    return -1;
+  }
+  rn->backend = BACKEND_CUDA;
+  return 0;
+}
+
 /* Choose the backend and, for CUDA, set up the context and the module. */
 static int setup_backend(Runner *rn, const GpucProgram *prog, const Options *o)
 {
   const GpucEntry *entry = rn->sig->entry;
   rn->backend = BACKEND_C;
   if (o->ranks > 0) {
-    if (o->backend == BACKEND_CUDA) {
-      error("--ranks: sharded entries run on the C backend for now (NCCL is not built in yet); use --backend=c");
-      return -1;
-    }
     if (!entry->shard) {
       error("entry '%s' cannot run sharded (`gpuc --emit=c-shard` says why)", entry->name);
       return -1;
     }
     rn->ranks = (int)o->ranks;
-    return 0;
+    return o->backend == BACKEND_C ? 0 : setup_gpu_ranks(rn, prog, o);
   }
   if (o->backend == BACKEND_C) {
     if (!entry->run_c) {
@@ -887,6 +917,7 @@ static int setup_backend(Runner *rn, const GpucProgram *prog, const Options *o)
 static void device_free(Device *dev)
 {
   run_inputs_free(&dev->run);
+  rn_gpu_ranks_free(dev->ranks);
   if (dev->run.start) {
     gpuc_event_free(dev->run.start);
   }
@@ -919,6 +950,9 @@ static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const Gpu
     rc = rn->ranks ? rn_run_ranks(entry->shard, rn->ranks, sig->nargs, args, sig->nres, res, err, sizeof err)
                    : entry->run_c(args, res, err, sizeof err);
     *us = now_us() - t0;
+  } else if (rn->ranks) {
+    rc = rn_run_ranks_cuda(rn->dev->ranks, entry->shard, sig->nargs, args, sig->nres, res, us, err, sizeof err);
+    rn->dev->failed = rn->dev->failed || rc != 0;
   } else {
     Device *dev = rn->dev;
     dev->run.started = dev->run.ended = false;

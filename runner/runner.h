@@ -124,6 +124,18 @@ void rn_sig_free(RnSig *sig);
  * ranks of t's leaves under the name prefix. */
 void rn_type_components(const RnType *t, const char *prefix, int value, RnComp *comps);
 
+/* ---- rn_main.c ---- */
+
+/* One timed call on one context (gpuc_program.h's opaque GpucRun). */
+struct GpucRun {
+  GpucEvent *start, *end;
+  bool started, ended;   /* marked by the entry during this call */
+  GpucContext *ctx;
+  bool keep_inputs;      /* a series of runs on the same arguments: upload them once */
+  int ninputs;
+  GpucDevPtr *inputs;    /* [index]: the device copy of argument index (0: none yet) */
+};
+
 /* ---- rn_ranks.c ---- */
 
 /* `--ranks N`: the entry's sharded form on N threads as ranks, arguments
@@ -131,6 +143,19 @@ void rn_type_components(const RnType *t, const char *prefix, int value, RnComp *
  * them. 0 on success, else nonzero with a message in err. */
 int rn_run_ranks(const GpucShardInfo *info, int ranks, int nargs, const GpucValue *args, int nres, GpucValue *results,
                  char *err, size_t errlen);
+
+/* `--ranks N` on GPUs: rank r on device r with its own context, the
+ * program's module loaded there, timing events, and an NCCL communicator
+ * over the N devices (gpuc_comm_nccl_init_all). NULL with a message in err:
+ * more ranks than visible GPUs (naming both), no libnccl (what was tried). */
+typedef struct RnGpuRanks RnGpuRanks;
+RnGpuRanks *rn_gpu_ranks_new(int ranks, const GpucProgram *prog, bool profile, char *err, size_t errlen);
+void rn_gpu_ranks_free(RnGpuRanks *g);
+int rn_gpu_ranks_count(const RnGpuRanks *g);
+/* One call of info->run_cuda on every rank (a thread each); *us gets the
+ * slowest rank's timed span (gpuc_run_mark_start .. mark_end). */
+int rn_run_ranks_cuda(RnGpuRanks *g, const GpucShardInfo *info, int nargs, const GpucValue *args, int nres,
+                      GpucValue *results, double *us, char *err, size_t errlen);
 
 /* ---- rn_text.c ---- */
 

@@ -21,7 +21,8 @@ extern "C" {
 
 /* The vtable. Generated code (backend/emit_c.c, shard_prelude) carries a
  * copy of this block under the same guard, so that generated programs
- * need no header beyond the runner's: grep "ORDER COMM VTABLE" if you change it. */
+ * need no header beyond the runner's: grep "ORDER COMM VTABLE" if you change it
+ * (tests/shard/comm-vtable-sync.test fails when the two differ). */
 #ifndef GPUC_COMM_VTABLE
 #define GPUC_COMM_VTABLE
 /* Element types of all_reduce. grep "ORDER COMM TYPE" (gpuc_comm_threads.c). */

@@ -192,6 +192,7 @@ static void gather_fold(CuEmit *c, IrOperator *op, const char *const *vals, cons
     BeBuf *b = c->b;
     int bytes = 0;
     for (int k = 0; k < op->arity; k++) { bytes += ir_scalar_size(op->op->ptypes[k]); }
+    be_expr_reset(&c->x);  /* a neutral element computed before may be in a closed block (an empty shard's else) */
     for (int k = 0; k < op->arity; k++) { be_line(b, "%s %s = %s;", ct(op->op->ptypes[k]), acc[k], be_expr(&c->x, op->ne[k])); }
     be_line(b, "{");
     b->indent++;
@@ -328,6 +329,7 @@ static void combine_columns(CuEmit *c, IrStmt *s) {
         be_line(b, "for (int64_t g_j = 0; g_crc == 0 && g_j < %s; g_j++) {", cols);
         b->indent++;
         const char **args = calloc((size_t)op->arity * 2 + 1, sizeof *args);
+        be_expr_reset(&c->x);  /* the neutral elements, computed in this block */
         for (int k = 0; k < op->arity; k++) {
             args[k] = be_strf(&c->x, "g_cacc%d", k);
             be_line(b, "%s %s = %s;", ct(op->op->ptypes[k]), args[k], be_expr(&c->x, op->ne[k]));
