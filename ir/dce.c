@@ -12,7 +12,8 @@
  *     stored);
  *   - scan and reduction components that no read result depends on
  *     (through the operator) are dropped from the operator, its neutral
- *     element and the map, so they are neither loaded nor combined.
+ *     element and the map, so they are neither loaded nor combined;
+ *   - inputs the map no longer reads.
  */
 #include "ir.h"
 
@@ -40,6 +41,36 @@ static bool drop_mapped_outputs(IrStmt *s) {
         s->map->nres--;
         changed = true;
     }
+    return changed;
+}
+
+/* Drop the inputs the map does not read (after a sliced component, the
+ * array it loaded): parameters renumbered. */
+static bool drop_unused_inputs(IrModule *m, IrStmt *s) {
+    bool *used = calloc((size_t)s->nins + 1, sizeof *used);
+    if (!used) { IR_UNREACHABLE("out of memory"); }
+    for (int r = 0; r < s->map->nres; r++) { mark_params(s->map->res[r], used); }
+    int kept = 0;
+    for (int j = 0; j < s->nins; j++) { kept += used[j]; }
+    bool changed = kept < s->nins;
+    if (changed) {
+        IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(kept + 1));
+        IrExpr **args = ir_alloc(m->arena, sizeof *args * (size_t)(s->nins + 1));
+        IrValue **ins = ir_alloc(m->arena, sizeof *ins * (size_t)(kept + 1));
+        for (int j = 0, k = 0; j < s->nins; j++) {
+            if (!used[j]) { continue; }
+            pt[k] = s->map->ptypes[j];
+            ins[k] = s->ins[j];
+            args[j] = ir_e_param(m, pt[k], k);
+            k++;
+        }
+        IrLambda *map = ir_lambda_new(m, kept, pt, s->map->nres);
+        for (int r = 0; r < s->map->nres; r++) { map->res[r] = ir_subst_params(m, s->map->res[r], args); }
+        s->map = map;
+        s->ins = ins;
+        s->nins = kept;
+    }
+    free(used);
     return changed;
 }
 
@@ -246,6 +277,7 @@ void ir_dce(IrModule *m) {
                     changed = slice_scans(m, s) || changed;
                 }
                 if (s->nreds) { changed = slice_reductions(m, s) || changed; }
+                changed = drop_unused_inputs(m, s) || changed;
             }
         }
     }
