@@ -267,7 +267,7 @@ static void emit_screma(CEmit *c, IrStmt *s) {
             if (op->exclusive) {
                 for (int k = 0; k < op->arity; k++) {
                     char *t = be_strf(&c->x, "e%d_%d", i, k);
-                    be_line(b, "const %s %s = %s;", ct(op->op->ptypes[k]), t, sacc[i][k]);
+                    be_line(b, "const %s %s = %s;  (void)%s;", ct(op->op->ptypes[k]), t, sacc[i][k], t);  /* a post may not read it */
                     scanres[at + k] = t;
                 }
                 combine(c, op, sacc[i], res + at);

@@ -179,6 +179,12 @@ int main(int argc, char **argv)
         scan_case<float>("incl_f32_b128_i40", gpuc_dev_incl_f32_b128_i40_into, n, true, false);
         scan_case<float>("incl_f32_b128_i41", gpuc_dev_incl_f32_b128_i41_into, n, true, false);
         scan_case<float>("incl_f32_b128_i45", gpuc_dev_incl_f32_b128_i45_into, n, true, false);
+        scan_case<float>("incl_f32_b128_i47", gpuc_dev_incl_f32_b128_i47_into, n, true, false);
+        scan_case<float>("incl_f32_b128_i51", gpuc_dev_incl_f32_b128_i51_into, n, true, false);
+        scan_case<float>("incl_f32_b128_i49", gpuc_dev_incl_f32_b128_i49_into, n, true, false);
+        scan_case<float>("incl_f32_b256_i31", gpuc_dev_incl_f32_b256_i31_into, n, true, false);
+        scan_case<float>("incl_f32_b256_i39", gpuc_dev_incl_f32_b256_i39_into, n, true, false);
+        scan_case<int32_t>("excl_i32_b128_i45", gpuc_dev_excl_i32_b128_i45_into, n, false, false);
         scan_case<float>("incl_f32_b256_i19", gpuc_dev_incl_f32_b256_i19_into, n, true, false);
         scan_case<float>("incl_f32_b256_i23", gpuc_dev_incl_f32_b256_i23_into, n, true, false);
         scan_case<int64_t>("incl_i64_b128_i19", gpuc_dev_incl_i64_b128_i19_into, n, true, false);
@@ -188,6 +194,7 @@ int main(int argc, char **argv)
         recurrence_case("recurrence_b128_i24", gpuc_dev_recurrence_b128_i24_into, n);
         recurrence_case("recurrence_b128_i25", gpuc_dev_recurrence_b128_i25_into, n);
         recurrence_case("recurrence_b128_i29", gpuc_dev_recurrence_b128_i29_into, n);
+        recurrence_case("recurrence_b128_i27", gpuc_dev_recurrence_b128_i27_into, n);
         recurrence_case("recurrence_b256_i15", gpuc_dev_recurrence_b256_i15_into, n);
         filter_case<float>("filter_f32_b128_i32", gpuc_dev_filter_f32_b128_i32, n, false);
         filter_case<float>("filter_f32_b256_i24", gpuc_dev_filter_f32_b256_i24, n, false);

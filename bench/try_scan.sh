@@ -13,7 +13,7 @@
 #      tile-shape sweep) and an --emit=lib library of bench/programs/scan.gdsl;
 #   2. builds bench/try_scan.cu (nvcc) and bench/try_scan_lib.c (cc), and
 #      meanwhile runs the CUDA backend on the scan and filter test blocks
-#      (tests/gpu/blocks/{scan,scan2,noncommutative,filter3}.gdsl);
+#      (tests/gpu/blocks/{scan,scan2,noncommutative,filter3,scan_components}.gdsl);
 #   3. times gpuc inclusive/exclusive scans of f32/i32/i64, the recurrence
 #      and filter against CUB InclusiveSum/ExclusiveSum/DeviceSelect::If at
 #      2^10, 2^14, 2^20, 2^28 (medians of CUDA-event timings, every gpuc
@@ -69,7 +69,7 @@ cc -std=c11 -O2 -o "$WORK/try_scan_lib" bench/try_scan_lib.c -I"$GEN" -Iruntime 
   -L"$GEN" -lscanb -Lbuild/runtime -lgpuc_runtime -L/usr/local/cuda/lib64 -lcudart >>"$RES/build.log" 2>&1
 LIB_BUILD=$?
 timeout 150 "$GPUC" test --backend=cuda tests/gpu/blocks/scan.gdsl tests/gpu/blocks/scan2.gdsl \
-  tests/gpu/blocks/noncommutative.gdsl tests/gpu/blocks/filter3.gdsl >"$RES/tests.log" 2>&1
+  tests/gpu/blocks/noncommutative.gdsl tests/gpu/blocks/filter3.gdsl tests/gpu/blocks/scan_components.gdsl >"$RES/tests.log" 2>&1
 TESTS_RC=$?
 say "test blocks (CUDA backend): $(tail -1 "$RES/tests.log") (status $TESTS_RC)"
 wait $NVCC_PID

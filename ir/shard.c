@@ -175,6 +175,30 @@ static void localize_lambda(Shard *sh, IrStmt *s, IrLambda *lam, bool allow, boo
 
 /* ---- checks and marks, one statement ---- */
 
+/* ir_dce stores only the scan components somebody reads, through a post
+ * that projects the scanned tuple; a sharded scan's fix-up (P op out[i])
+ * needs every component, so such a post gives its outputs back. */
+static void store_every_scan_component(Shard *sh, IrStmt *s) {
+    if (s->kind != IR_S_SCREMA || !s->nscans || !s->post) { return; }
+    int sw = ir_stmt_scan_width(s);
+    IrValue **scanned = ir_alloc(sh->m->arena, sizeof *scanned * (size_t)(sw + 1));
+    for (int r = 0; r < s->post->nres; r++) {
+        IrExpr *x = s->post->res[r];
+        if (x->kind != IR_E_PARAM || scanned[x->index]) { return; }
+        scanned[x->index] = s->outs[r];
+    }
+    int rest = s->nouts - s->post->nres;
+    IrValue **outs = ir_alloc(sh->m->arena, sizeof *outs * (size_t)(sw + rest + 1));
+    for (int j = 0; j < sw; j++) {
+        outs[j] = scanned[j] ? scanned[j] : ir_value_new(sh->m, sh->e, s->post->ptypes[j], 1, s->w[0], NULL);
+        outs[j]->def = s;
+    }
+    for (int r = 0; r < rest; r++) { outs[sw + r] = s->outs[s->post->nres + r]; }
+    s->outs = outs;
+    s->nouts = sw + rest;
+    s->post = NULL;
+}
+
 static void check_stmt(Shard *sh, IrStmt *s) {
     bool rows = s->kind != IR_S_SCALAR && is_sharded_size(sh, s->w[0]);
     if (s->kind != IR_S_SCALAR && s->rank == 2 && is_sharded_size(sh, s->w[1])) {
@@ -190,6 +214,7 @@ static void check_stmt(Shard *sh, IrStmt *s) {
         return;
     }
     s->sharded = rows;
+    if (rows) { store_every_scan_component(sh, s); }
     bool own = rows && (s->kind == IR_S_SCREMA || s->kind == IR_S_FILTER);
     localize_lambda(sh, s, s->map, own, rows);
     localize_lambda(sh, s, s->post, false, rows);

@@ -585,7 +585,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
                 if (ops[q].exclusive) {
                     for (int j = 0; j < ops[q].arity; j++) {
                         char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
-                        be_line(b, "const %s %s = %s;", ct(wt[at + j]), t, pre[at + j]);
+                        be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), t, pre[at + j], t);  /* a post may not read it */
                         val[at + j] = t;
                     }
                     apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
@@ -593,7 +593,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
                     apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
                     for (int j = 0; j < ops[q].arity; j++) {
                         char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
-                        be_line(b, "const %s %s = %s;", ct(wt[at + j]), t, pre[at + j]);
+                        be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), t, pre[at + j], t);  /* a post may not read it */
                         val[at + j] = t;
                     }
                 }
