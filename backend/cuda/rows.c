@@ -498,6 +498,12 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
  * a load from the same shared variable of block `rank`. */
 static void row_cluster_helpers(CuEmit *c) {
     be_printf(c->b, "#ifndef GPUC_ROW_CLUSTER_HELPERS\n#define GPUC_ROW_CLUSTER_HELPERS\n"
+                    "#ifndef GPUC_ROW_CLUSTER_BLOCKS\n"
+                    "#define GPUC_ROW_CLUSTER_BLOCKS %d  /* blocks per row: -DGPUC_ROW_CLUSTER_BLOCKS=2, 4 or 16 (a comparison) */\n"
+                    "#endif\n"
+                    "#if GPUC_ROW_CLUSTER_BLOCKS > 8 && !defined(GPUC_CUDA_HOST)\n"
+                    "#error \"clusters of more than 8 blocks need the non-portable size attribute: only with the CUDA host (a comparison)\"\n"
+                    "#endif\n"
                     "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
                     "static __device__ __forceinline__ unsigned gpuc_cluster_rank(void) {\n"
                     "    unsigned r;\n"
@@ -512,7 +518,7 @@ static void row_cluster_helpers(CuEmit *c) {
                     "    asm volatile(\"mapa.u64 %%0, %%1, %%2;\" : \"=l\"(a) : \"l\"(p), \"r\"(rank));\n"
                     "    return *(const volatile T *)a;\n"
                     "}\n"
-                    "#endif\n#endif\n");
+                    "#endif\n#endif\n", ROW_CLUSTER);
 }
 
 /* The bulk copy's helpers (ROW BULK; PTX, so that NVRTC needs no header):
@@ -568,7 +574,7 @@ static void row_cluster_combine(CuEmit *c, IrStmt *s, int id, char ***racc) {
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "%s = %s;", racc[r][j], be_expr(&c->x, s->reds[r].ne[j])); }
     }
-    be_line(b, "for (unsigned g_q = 0; g_q < %du; g_q++) {", ROW_CLUSTER);
+    be_line(b, "for (unsigned g_q = 0; g_q < (unsigned)GPUC_ROW_CLUSTER_BLOCKS; g_q++) {");
     b->indent++;
     for (int r = 0; r < s->nreds; r++) {
         IrOperator *op = &s->reds[r];
@@ -624,7 +630,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     int min_blocks = row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0;
     if (cl) {
         /* __cluster_dims__ only where the device code has clusters (the host pass and sm_90 on) */
-        be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(%d, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n", ROW_CLUSTER);
+        be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(GPUC_ROW_CLUSTER_BLOCKS, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n");
         be_printf(b, "extern \"C\" __global__ void GPUC_ROW_CLUSTER_DIMS __launch_bounds__(%d, %d)\n%s(", k->block, min_blocks, k->name);
         for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
         be_printf(b, ")\n{\n");
@@ -679,13 +685,14 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         /* a cluster per row (g_tpr is blockDim.x); the parts are whole
          * vectors apart, so every part keeps the row's alignment */
         be_line(b, "const unsigned g_rank = gpuc_cluster_rank();");
-        be_line(b, "const int64_t g_part = (%s + %d) / %d * %d;  /* a block's part of the row */", cols, ROW_CLUSTER * k->vec - 1, ROW_CLUSTER * k->vec, k->vec);
+        be_line(b, "const int64_t g_part = (%s + GPUC_ROW_CLUSTER_BLOCKS * %d - 1) / (GPUC_ROW_CLUSTER_BLOCKS * %d) * %d;  /* a block's part of the row */", cols,
+                k->vec, k->vec, k->vec);
         be_line(b, "const int64_t g_cb = (int64_t)g_rank * g_part < %s ? (int64_t)g_rank * g_part : %s;  /* the part's first column */", cols, cols);
         be_line(b, "int g_par = 0;  /* which of the two slots of g_cl* this row uses */");
         for (int r = 0; r < s->nreds; r++) {
             for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_cl%d_%d_%d[2];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
         }
-        be_line(b, "for (int64_t g_row0 = (int64_t)(blockIdx.x / %du); g_row0 < %s; g_row0 += (int64_t)(gridDim.x / %du)) {", ROW_CLUSTER, rows, ROW_CLUSTER);
+        be_line(b, "for (int64_t g_row0 = (int64_t)(blockIdx.x / (unsigned)GPUC_ROW_CLUSTER_BLOCKS); g_row0 < %s; g_row0 += (int64_t)(gridDim.x / (unsigned)GPUC_ROW_CLUSTER_BLOCKS)) {", rows);
         b->indent++;
         be_line(b, "const int64_t g_row = g_row0;");
         be_line(b, "const int64_t g_m = g_row < %s ? (%s - g_cb < g_part ? %s - g_cb : g_part) : 0;  /* the part's length */", rows, cols, cols);
