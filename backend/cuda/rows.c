@@ -541,6 +541,8 @@ static void row_bulk_helpers(CuEmit *c) {
                     "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\\tfence.mbarrier_init.release.cluster;\" :: \"r\"(gpuc_shared_addr(bar)) : \"memory\");\n"
                     "}\n"
                     "static __device__ __forceinline__ void gpuc_mbar_expect(unsigned long long *bar, unsigned bytes) {\n"
+                    "    /* the block's reads of the last row (generic proxy) before the copy's writes (async proxy) */\n"
+                    "    asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
                     "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(gpuc_shared_addr(bar)), \"r\"(bytes) : \"memory\");\n"
                     "}\n"
                     "static __device__ __forceinline__ void gpuc_bulk_copy(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {\n"
