@@ -8,8 +8,13 @@
 # table: medians in us, ratio to the copy rate (a cudaMemcpyAsync
 # device-to-device of 1 GiB through CuPy, same run), gpuc's time over the
 # best torch's, and gpuc without clusters (rows longer than a block's
-# registers in one block, -DGPUC_ROW_CLUSTER=0). Exit 1 if a result is wrong
-# or a driver failed.
+# registers in one block, -DGPUC_ROW_CLUSTER=0). Then a second table, the
+# sweep of the long-row variants (row softmax and LayerNorm at rows of
+# 32768 and 262144, each built with -D options of the generated code):
+# the default (clusters of 8, the stash filled by a bulk copy), the stash
+# filled through registers (-DGPUC_ROW_BULK=0, the kernels before the bulk
+# copy), no clusters, and clusters of 2, 4 and 16 blocks. Exit 1 if a
+# result is wrong or a driver failed.
 #
 # On the build machine first: scripts/build.sh build && bench/gen.sh
 #   bench/try_rows.sh [--no-compile]      (results in $OUT or /tmp/try_rows)
@@ -34,8 +39,16 @@ for p in rows rows_nn; do
   nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_ROW_CLUSTER=0 -include "bench/gen/$p.cu" -o "bench/bin/try_${p}_nocl" "bench/gpuc/bench_$p.cu" \
     >"$RES/build_${p}_nocl.log" 2>&1 || { echo "build failed: bench_$p (no cluster)" >&2; cat "$RES/build_${p}_nocl.log" >&2; rc=1; } &
 done
+# the sweep's variants (name, -D options); rows and rows_nn each
+VARIANTS=("fill:-DGPUC_ROW_BULK=0" "c2:-DGPUC_ROW_CLUSTER_BLOCKS=2" "c4:-DGPUC_ROW_CLUSTER_BLOCKS=4" "c16:-DGPUC_ROW_CLUSTER_BLOCKS=16")
+for v in "${VARIANTS[@]}"; do
+  for p in rows rows_nn; do
+    nvcc $FLAGS -DGPUC_CUDA_HOST ${v#*:} -include "bench/gen/$p.cu" -o "bench/bin/try_${p}_${v%%:*}" "bench/gpuc/bench_$p.cu" \
+      >"$RES/build_${p}_${v%%:*}.log" 2>&1 || { echo "build failed: bench_$p (${v%%:*})" >&2; cat "$RES/build_${p}_${v%%:*}.log" >&2; rc=1; } &
+  done
+done
 wait
-rm -f "$RES/nocl.jsonl"
+rm -f "$RES/nocl.jsonl" "$RES"/sweep_*.jsonl
 run() {  # driver case [jsonl]
   timeout 150 "bench/bin/try_$1" --case "$2" --out "$RES/${3:-gpuc.jsonl}" --sizes 28 2>>"$RES/log.txt" ||
     { echo "gpuc $1/$2 failed: exit $?" >&2; rc=1; }
@@ -48,8 +61,20 @@ run rows_nn layer_norm
 run rows_nn xent
 run stats mean_var
 run elementwise chain
-run rows_nocl row_softmax nocl.jsonl
-run rows_nn_nocl layer_norm nocl.jsonl
+# the sweep: long rows only (BENCH_ROW_LENGTH), into sweep_VARIANT.jsonl
+sweep() {  # driver case variant m
+  BENCH_ROW_LENGTH=$4 timeout 60 "bench/bin/try_$1" --case "$2" --out "$RES/sweep_$3.jsonl" --sizes 28 2>>"$RES/log.txt" ||
+    { echo "gpuc $1/$2 ($3, rows of $4) failed: exit $?" >&2; rc=1; }
+}
+for m in 32768 262144; do
+  # no clusters: only the long rows differ (shorter ones take the same kernels)
+  BENCH_ROW_LENGTH=$m run rows_nocl row_softmax nocl.jsonl
+  BENCH_ROW_LENGTH=$m run rows_nn_nocl layer_norm nocl.jsonl
+  for v in "${VARIANTS[@]}"; do
+    sweep "rows_${v%%:*}" row_softmax "${v%%:*}" $m
+    sweep "rows_nn_${v%%:*}" layer_norm "${v%%:*}" $m
+  done
+done
 timeout 240 python3 bench/peers_py.py "${PYARGS[@]}" 2>>"$RES/log.txt" || { echo "peers_py failed: exit $?" >&2; }
 python3 - "$RES" <<'PY' || rc=1
 import json, sys, os
@@ -95,6 +120,33 @@ for case, m in keys:
     bad = bad or any(r.get("check", "ok") != "ok" for r in list(g.values()) + nc)
     print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(nc[0].get('us') if nc else None, 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
           f"{f(ratio('torch'))} | {f(ratio('torch_compile'))} | {f(vs)} {'(ahead)' if vs and vs < 1 else '(BEHIND)' if vs else ''} | {tgt} | {checks} |")
+# the sweep of the long-row variants: us (ratio to the copy rate)
+vnames = ["default", "fill", "nocl", "c2", "c4", "c16"]
+sw = {"default": [r for r in recs if r.get("src") == "gpuc"], "nocl": nocl}
+for v in vnames[3:] + ["fill"]:
+    p = os.path.join(d, f"sweep_{v}.jsonl")
+    sw[v] = [json.loads(l) for l in open(p) if l.startswith("{")] if os.path.exists(p) else []
+print()
+print("sweep, long rows: us (ratio to copy); default = clusters of 8 + bulk-copied stash, fill = -DGPUC_ROW_BULK=0,")
+print("nocl = -DGPUC_ROW_CLUSTER=0, cN = -DGPUC_ROW_CLUSTER_BLOCKS=N")
+print("| case | m | " + " | ".join(vnames) + " | best | check |")
+print("|---|---|" + "---|" * len(vnames) + "---|---|")
+for case in ("row_softmax", "layer_norm"):
+    for m in (32768, 262144):
+        cells, best, checks = [], None, set()
+        for v in vnames:
+            r = next((r for r in sw[v] if r["case"] == case and r.get("m", 0) == m), None)
+            if r is None:
+                cells.append("-")
+                continue
+            checks.add(r.get("check", "?"))
+            bad = bad or r.get("check", "ok") != "ok"
+            u = r.get("us")
+            ratio = nbytes(case, r["n"], m) / (u * 1e3) / copy if u and copy else None
+            cells.append(f"{u:.1f} ({ratio:.3f})" if ratio else f"{u}")
+            if r.get("check") == "ok" and (best is None or u < best[1]):
+                best = (v, u)
+        print(f"| {case} | {m} | " + " | ".join(cells) + f" | {best[0] if best else '-'} | {','.join(sorted(checks)) or '-'} |")
 print("RESULT:", "FAIL (a wrong result)" if bad else "PASS (every result checked)")
 sys.exit(1 if bad else 0)
 PY

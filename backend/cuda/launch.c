@@ -45,6 +45,14 @@ static void launch_block(CuEmit *c, IrKernel *k, KParams *p, const char *gx, con
     be_line(b, "  GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), %s, %s, %s, %s, g_args)); }", k->name, gx, gy, block, shared);
 }
 
+/* A row cluster kernel of more than 8 blocks (-DGPUC_ROW_CLUSTER_BLOCKS=16,
+ * a comparison, CUDA host only: rows.c) must opt into the non-portable size. */
+static void row_cluster_optin(CuEmit *c, IrKernel *k) {
+    be_printf(c->b, "#if GPUC_ROW_CLUSTER_BLOCKS > 8\n");
+    be_line(c->b, "GPUC_TRY(cudaFuncSetAttribute(GPUC_KERNEL(%s), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));", k->name);
+    be_printf(c->b, "#endif\n");
+}
+
 static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const char *gy) {
     launch_block(c, k, p, gx, gy, be_strf(&c->x, "%d", k->block), "0");
 }
@@ -264,9 +272,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
              * into more than 200 KiB of shared memory; A100 163 KiB) */
             be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */");
             be_printf(b, "#ifndef GPUC_ROW_CLUSTER\n#define GPUC_ROW_CLUSTER 1  /* -DGPUC_ROW_CLUSTER=0: no clusters (a comparison) */\n#endif\n");
+            be_printf(b, "#ifndef GPUC_ROW_CLUSTER_BLOCKS\n#define GPUC_ROW_CLUSTER_BLOCKS %d  /* the kernels' cluster size (rows.c) */\n#endif\n", ROW_CLUSTER);
             be_line(b, "const bool g_cl = GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;", cols, k->block * per);
-            be_line(b, "const int64_t g_len = g_cl ? (%s + %d) / %d * %d : %s;  /* a block's part of the row */", cols, ROW_CLUSTER * k->vec - 1,
-                    ROW_CLUSTER * k->vec, k->vec, cols);
+            be_line(b, "const int64_t g_len = g_cl ? (%s + GPUC_ROW_CLUSTER_BLOCKS * %d - 1) / (GPUC_ROW_CLUSTER_BLOCKS * %d) * %d : %s;  /* a block's part of the row */",
+                    cols, k->vec, k->vec, k->vec, cols);
             be_line(b, "const bool g_regs = g_len <= (int64_t)%d;  /* the register-only kernel */", k->block * per);
             cols = "g_len";
         }
@@ -308,7 +317,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         if (st.on) { be_line(b, "const unsigned g_shared = (unsigned)g_sv * g_tpb * %du;  /* the stash */", 16 * k->stmt->nins); }
         be_line(b, "const int64_t g_rpb = (int64_t)(g_tpb / (unsigned)g_tpr);");
         if (st.on) {
-            be_line(b, "const int64_t g_blocks = g_cl ? (%s < 65535 * 2 ? %s : 65535 * 2) * %d : (%s + g_rpb - 1) / g_rpb;", rows, rows, ROW_CLUSTER, rows);
+            be_line(b, "const int64_t g_blocks = g_cl ? (%s < 65535 * 2 ? %s : 65535 * 2) * GPUC_ROW_CLUSTER_BLOCKS : (%s + g_rpb - 1) / g_rpb;", rows, rows, rows);
         } else {
             be_line(b, "const int64_t g_blocks = (%s + g_rpb - 1) / g_rpb;", rows);
         }
@@ -327,10 +336,12 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
                 stash.name = cl ? row_variant_name(c, k, false, true) : k->name;
                 be_line(b, "%sif (%sg_cl && g_regs) {", cl ? "} else " : "", cl ? "" : "!");
                 b->indent++;
+                if (cl) { row_cluster_optin(c, &regs); }
                 launch_block(c, &regs, &pr, "g_grid", "1", "g_tpb", "0");
                 b->indent--;
                 be_line(b, "} else if (%sg_cl) {", cl ? "" : "!");
                 b->indent++;
+                if (cl) { row_cluster_optin(c, &stash); }
                 launch_block(c, &stash, &p, "g_grid", "1", "g_tpb", "g_shared");
                 b->indent--;
             }

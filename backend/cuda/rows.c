@@ -15,6 +15,8 @@ static bool row_regs_variant;
  * element's column in the row ("g_col", or "(g_cb + g_col)" in a part). */
 static bool row_cluster_variant;
 static const char *row_col = "g_col";
+/* The shared-array number of the row kernel being written (g_bar<id>). */
+static int row_kernel_id;
 
 /* ---- row reductions: a part of a warp, a warp or a block per row ---- */
 
@@ -311,14 +313,25 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
         if (!phase2) { row_loads(c, k, C, "g_lane", "g_c", "g_nv", false); }
         if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, "g_nv", racc); }
     }
-    if (st.on) {
-        if (phase2) {
-            be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", st.fr);
-        } else {
-            be_line(b, "/* the next vectors into the stash as they are read, %d per lane in flight%s */", st.fs,
-                    later ? " (their maximum now, their sum with the registers')" : "");
-        }
-        row_stash_pass(c, k, !phase2, phase2 ? ROW_POST : later ? ROW_MAX : ROW_FOLD, racc);
+    if (st.on && phase2) {
+        be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", st.fr);
+        row_stash_pass(c, k, false, ROW_POST, racc);
+    } else if (st.on) {
+        RowUse su = later ? ROW_MAX : ROW_FOLD;
+        /* grep "ROW BULK": the bulk copy issued at the row's start */
+        be_printf(b, "#if GPUC_ROW_BULK_DEVICE\n");
+        be_line(b, "/* the stash's vectors, copied in by the bulk copy: wait for them, then %d per lane at a time%s */", st.fr,
+                later ? " (their maximum now, their sum with the registers')" : "");
+        be_line(b, "if (g_bulk) {");
+        be_line(b, "    gpuc_mbar_wait(&g_bar%d, g_bpar);", row_kernel_id);
+        be_line(b, "    g_bpar ^= 1u;");
+        be_line(b, "}");
+        row_stash_pass(c, k, false, su, racc);
+        be_printf(b, "#else\n");
+        be_line(b, "/* the next vectors into the stash as they are read, %d per lane in flight%s */", st.fs,
+                later ? " (their maximum now, their sum with the registers')" : "");
+        row_stash_pass(c, k, true, su, racc);
+        be_printf(b, "#endif\n");
     }
     if (row_regs_variant) { return; }  /* the launcher's rows fit the registers */
     be_line(b, "/* %s: %d vectors per lane in flight */", post ? st.on ? "beyond the stash" : "beyond the registers" : "the row's vectors", F);
@@ -485,6 +498,12 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
  * a load from the same shared variable of block `rank`. */
 static void row_cluster_helpers(CuEmit *c) {
     be_printf(c->b, "#ifndef GPUC_ROW_CLUSTER_HELPERS\n#define GPUC_ROW_CLUSTER_HELPERS\n"
+                    "#ifndef GPUC_ROW_CLUSTER_BLOCKS\n"
+                    "#define GPUC_ROW_CLUSTER_BLOCKS %d  /* blocks per row: -DGPUC_ROW_CLUSTER_BLOCKS=2, 4 or 16 (a comparison) */\n"
+                    "#endif\n"
+                    "#if GPUC_ROW_CLUSTER_BLOCKS > 8 && !defined(GPUC_CUDA_HOST)\n"
+                    "#error \"clusters of more than 8 blocks need the non-portable size attribute: only with the CUDA host (a comparison)\"\n"
+                    "#endif\n"
                     "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
                     "static __device__ __forceinline__ unsigned gpuc_cluster_rank(void) {\n"
                     "    unsigned r;\n"
@@ -499,7 +518,45 @@ static void row_cluster_helpers(CuEmit *c) {
                     "    asm volatile(\"mapa.u64 %%0, %%1, %%2;\" : \"=l\"(a) : \"l\"(p), \"r\"(rank));\n"
                     "    return *(const volatile T *)a;\n"
                     "}\n"
-                    "#endif\n#endif\n");
+                    "#endif\n#endif\n", ROW_CLUSTER);
+}
+
+/* The bulk copy's helpers (ROW BULK; PTX, so that NVRTC needs no header):
+ * an mbarrier in shared memory that completes when thread 0 has arrived
+ * and the bytes it announced have landed, and cp.async.bulk (sm_90's copy
+ * engine, global to shared, 16-byte aligned, a multiple of 16 bytes).
+ * -DGPUC_ROW_BULK=0 fills the stash through registers instead (a
+ * comparison; also what sm_80 does). */
+static void row_bulk_helpers(CuEmit *c) {
+    be_printf(c->b, "#ifndef GPUC_ROW_BULK_HELPERS\n#define GPUC_ROW_BULK_HELPERS\n"
+                    "#ifndef GPUC_ROW_BULK\n#define GPUC_ROW_BULK 1  /* -DGPUC_ROW_BULK=0: the stash filled through registers */\n#endif\n"
+                    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && GPUC_ROW_BULK\n"
+                    "#define GPUC_ROW_BULK_DEVICE 1\n"
+                    "static __device__ __forceinline__ unsigned gpuc_shared_addr(const void *p) {\n"
+                    "    unsigned a;\n"
+                    "    asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(a) : \"l\"(p));\n"
+                    "    return a;\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_mbar_init(unsigned long long *bar) {\n"
+                    "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\\tfence.mbarrier_init.release.cluster;\" :: \"r\"(gpuc_shared_addr(bar)) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_mbar_expect(unsigned long long *bar, unsigned bytes) {\n"
+                    "    /* the block's reads of the last row (generic proxy) before the copy's writes (async proxy) */\n"
+                    "    asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+                    "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(gpuc_shared_addr(bar)), \"r\"(bytes) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_bulk_copy(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {\n"
+                    "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\"\n"
+                    "                 :: \"r\"(gpuc_shared_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(gpuc_shared_addr(bar)) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_mbar_wait(unsigned long long *bar, unsigned parity) {\n"
+                    "    unsigned done;\n"
+                    "    do {\n"
+                    "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }\"\n"
+                    "                     : \"=r\"(done) : \"r\"(gpuc_shared_addr(bar)), \"r\"(parity) : \"memory\");\n"
+                    "    } while (!done);\n"
+                    "}\n"
+                    "#else\n#define GPUC_ROW_BULK_DEVICE 0\n#endif\n#endif\n");
 }
 
 /* The cluster's blocks combine their parts' results (every thread of the
@@ -519,7 +576,7 @@ static void row_cluster_combine(CuEmit *c, IrStmt *s, int id, char ***racc) {
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "%s = %s;", racc[r][j], be_expr(&c->x, s->reds[r].ne[j])); }
     }
-    be_line(b, "for (unsigned g_q = 0; g_q < %du; g_q++) {", ROW_CLUSTER);
+    be_line(b, "for (unsigned g_q = 0; g_q < (unsigned)GPUC_ROW_CLUSTER_BLOCKS; g_q++) {");
     b->indent++;
     for (int r = 0; r < s->nreds; r++) {
         IrOperator *op = &s->reds[r];
@@ -533,6 +590,31 @@ static void row_cluster_combine(CuEmit *c, IrStmt *s, int id, char ***racc) {
     be_line(b, "g_par ^= 1;");
 }
 
+/* ROW BULK: thread 0 has the copy engine bring the stash's part of the row
+ * (vectors g_s0 .. g_se - 1 of every input, contiguous in the row and in
+ * the stash) into shared memory, before the register loads, so all of the
+ * row's bytes are in flight at once without registers; phase 1 waits on
+ * g_bar<id> before it reads the stash (row_vectors).  A block holds one row
+ * whenever it has a stash (g_se > g_s0 only then), so every thread of the
+ * block takes the same branch and the barrier is safe. */
+static void row_bulk_issue(CuEmit *c, IrKernel *k, int id) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    be_printf(b, "#if GPUC_ROW_BULK_DEVICE\n");
+    be_line(b, "const bool g_bulk = g_se > g_s0;  /* the same in every thread: a block per row */");
+    be_line(b, "if (g_bulk) {");
+    b->indent++;
+    be_line(b, "__syncthreads();  /* every thread is done with the last row's stash */");
+    be_line(b, "if (threadIdx.x == 0) {");
+    be_line(b, "    const unsigned g_bytes = (unsigned)(g_se - g_s0) * 16u;");
+    be_line(b, "    gpuc_mbar_expect(&g_bar%d, g_bytes * %du);", id, s->nins);
+    for (int i = 0; i < s->nins; i++) { be_line(b, "    gpuc_bulk_copy(g_st%d, g_pv%d + g_s0, g_bytes, &g_bar%d);", i, i, id); }
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+}
+
 static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -543,13 +625,14 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (st.on) { kp_add(c, &p, "const int g_sv", "g_sv"); }
     bool cl = row_cluster_variant;
     if (cl) { row_cluster_helpers(c); }
+    if (st.on) { row_bulk_helpers(c); }
     kernel_comment(c, k);
     /* with a stash, at most 128 registers a thread (the blocks' count the
      * launcher's stash sizes assume: grep "ROW STASH") */
     int min_blocks = row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0;
     if (cl) {
         /* __cluster_dims__ only where the device code has clusters (the host pass and sm_90 on) */
-        be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(%d, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n", ROW_CLUSTER);
+        be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(GPUC_ROW_CLUSTER_BLOCKS, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n");
         be_printf(b, "extern \"C\" __global__ void GPUC_ROW_CLUSTER_DIMS __launch_bounds__(%d, %d)\n%s(", k->block, min_blocks, k->name);
         for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
         be_printf(b, ")\n{\n");
@@ -564,6 +647,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     bool post = s->post != NULL, sm = row_softmax_regs_ok(k);
     char ***racc = acc_names(c, s);
     int id = shared_id++;
+    row_kernel_id = id;
     be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
     be_line(b, "const int g_wl = g_tpr < 32 ? g_tpr : 32;  /* the row's lanes in a warp */");
     if (!cl) { be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);"); }
@@ -579,6 +663,14 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         }
         be_line(b, "const int g_s0 = %d * g_tpr;", k->items);
         be_line(b, "const int g_s1 = g_tpr == (int)blockDim.x ? g_s0 + g_sv * g_tpr : g_s0;");
+        be_printf(b, "#if GPUC_ROW_BULK_DEVICE\n");
+        be_line(b, "__shared__ unsigned long long g_bar%d;  /* the bulk copy's: complete when the stash's bytes of the row have landed */", id);
+        be_line(b, "unsigned g_bpar = 0u;  /* the parity of its phase this row waits for */");
+        be_line(b, "if (threadIdx.x == 0) {");
+        be_line(b, "    gpuc_mbar_init(&g_bar%d);", id);
+        be_line(b, "}");
+        be_line(b, "__syncthreads();");
+        be_printf(b, "#endif\n");
     }
     if (k->vectorize) {
         /* every row of every array starts at the same offset from a 16-byte boundary */
@@ -595,13 +687,14 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         /* a cluster per row (g_tpr is blockDim.x); the parts are whole
          * vectors apart, so every part keeps the row's alignment */
         be_line(b, "const unsigned g_rank = gpuc_cluster_rank();");
-        be_line(b, "const int64_t g_part = (%s + %d) / %d * %d;  /* a block's part of the row */", cols, ROW_CLUSTER * k->vec - 1, ROW_CLUSTER * k->vec, k->vec);
+        be_line(b, "const int64_t g_part = (%s + GPUC_ROW_CLUSTER_BLOCKS * %d - 1) / (GPUC_ROW_CLUSTER_BLOCKS * %d) * %d;  /* a block's part of the row */", cols,
+                k->vec, k->vec, k->vec);
         be_line(b, "const int64_t g_cb = (int64_t)g_rank * g_part < %s ? (int64_t)g_rank * g_part : %s;  /* the part's first column */", cols, cols);
         be_line(b, "int g_par = 0;  /* which of the two slots of g_cl* this row uses */");
         for (int r = 0; r < s->nreds; r++) {
             for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_cl%d_%d_%d[2];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
         }
-        be_line(b, "for (int64_t g_row0 = (int64_t)(blockIdx.x / %du); g_row0 < %s; g_row0 += (int64_t)(gridDim.x / %du)) {", ROW_CLUSTER, rows, ROW_CLUSTER);
+        be_line(b, "for (int64_t g_row0 = (int64_t)(blockIdx.x / (unsigned)GPUC_ROW_CLUSTER_BLOCKS); g_row0 < %s; g_row0 += (int64_t)(gridDim.x / (unsigned)GPUC_ROW_CLUSTER_BLOCKS)) {", rows);
         b->indent++;
         be_line(b, "const int64_t g_row = g_row0;");
         be_line(b, "const int64_t g_m = g_row < %s ? (%s - g_cb < g_part ? %s - g_cb : g_part) : 0;  /* the part's length */", rows, cols, cols);
@@ -634,7 +727,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
             be_line(b, "gpuc_v16_%s *g_pw%d = (gpuc_v16_%s *)(%s + g_rb + g_head);", tn, r, tn, be_vname(s->outs[nred + r]));
         }
         if (post) { declare_regs(c, k, k->items, "g_c"); }
-        if (st.on) { be_line(b, "const int g_se = (int)(g_nv < (int64_t)g_s1 ? g_nv : (int64_t)g_s1);  /* the stash's end in this row */"); }
+        if (st.on) {
+            be_line(b, "const int g_se = (int)(g_nv < (int64_t)g_s1 ? g_nv : (int64_t)g_s1);  /* the stash's end in this row */");
+            row_bulk_issue(c, k, id);
+        }
         if (sm) {
             IrScalar t = s->reds[0].op->ptypes[0];
             be_line(b, "%s g_mx = %s;  /* the row's maximum: the stash's first */", ct(t), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())");
