@@ -88,6 +88,8 @@ void emit_map(CuEmit *c, IrKernel *k);
 /* reduce.c */
 void emit_reduce(CuEmit *c, IrKernel *k);
 void fold_reduction(CuEmit *c, IrStmt *s, int r, char **acc, const char *const *x);
+void fold_block_begin(CuEmit *c, IrStmt *s);
+void fold_block_end(CuEmit *c, IrStmt *s);
 
 /* scan.c */
 IrScalar *scan_types(IrStmt *s, int *W);

@@ -6,9 +6,11 @@
  * Welford reductions (fuse_dependent_reduce: (count, mean, M2) triples,
  * Chan's combine) whose elements arrive as (1, x, 0) are folded per thread
  * as shifted sums instead (fold_reduction): K = the thread's first element,
- * S = sum(x - K), Q = sum((x - K)^2) in f64, no division per element; each
- * thread turns them into (count, K + S/count, Q - S^2/count) once, before
- * the Chan combine across threads (welford_finish). */
+ * S = sum(x - K), Q = sum((x - K)^2) in f64, no division per element (f32
+ * data: in f32 over each loop iteration, added to the f64 sums at its end:
+ * fold_block_begin/end); each thread turns them into (count, K + S/count,
+ * Q - S^2/count) once, before the Chan combine across threads
+ * (welford_finish). */
 #include "cuda_emit.h"
 
 #include <string.h>
@@ -27,6 +29,14 @@ static bool welford_shifted(const IrStmt *s, int r) {
     return is_const(s->map->res[pos], 1.0) && is_const(s->map->res[pos + 2], 0.0);
 }
 
+/* Set between fold_block_begin and fold_block_end: f32 Welford elements
+ * go to the block's f32 sums (r<r>_bs, _bq) rather than the f64 ones. */
+static bool in_block;
+
+static bool welford_f32(const IrStmt *s, int r) {
+    return welford_shifted(s, r) && s->reds[r].op->ptypes[1] == IR_F32;
+}
+
 /* Fold one element's map results x[0..arity-1] into reduction r's
  * accumulators (stride.c, element.c: reduce kernels only). */
 void fold_reduction(CuEmit *c, IrStmt *s, int r, char **acc, const char *const *x) {
@@ -34,17 +44,46 @@ void fold_reduction(CuEmit *c, IrStmt *s, int r, char **acc, const char *const *
         apply_op(c, &s->reds[r], acc, (const char *const *)acc, x, false);
         return;
     }
-    /* acc[0] counts; K, S, Q in f64 (r<r>_k, _s, _q from emit_reduce) */
+    /* acc[0] counts; K (the element type), S, Q in f64 (r<r>_k, _s, _q
+     * from emit_reduce), or S, Q of this block in f32 (fold_block_begin) */
     be_line(c->b, "{");
     c->b->indent++;
-    be_line(c->b, "const double g_x = (double)(%s);", x[1]);
-    be_line(c->b, "r%d_k = %s == 0 ? g_x : r%d_k;  /* the shift: the thread's first element */", r, acc[0], r);
-    be_line(c->b, "const double g_d = g_x - r%d_k;", r);
-    be_line(c->b, "r%d_s += g_d;", r);
-    be_line(c->b, "r%d_q = fma(g_d, g_d, r%d_q);", r, r);
+    be_line(c->b, "r%d_k = %s == 0 ? %s : r%d_k;  /* the shift: the thread's first element */", r, acc[0], x[1], r);
+    if (in_block && welford_f32(s, r)) {
+        be_line(c->b, "const float g_d = %s - r%d_k;", x[1], r);
+        be_line(c->b, "r%d_bs += g_d;", r);
+        be_line(c->b, "r%d_bq = fmaf(g_d, g_d, r%d_bq);", r, r);
+    } else {
+        be_line(c->b, "const double g_d = (double)(%s) - (double)r%d_k;", x[1], r);
+        be_line(c->b, "r%d_s += g_d;", r);
+        be_line(c->b, "r%d_q = fma(g_d, g_d, r%d_q);", r, r);
+    }
     be_line(c->b, "%s = %s + 1;", acc[0], acc[0]);
     c->b->indent--;
     be_line(c->b, "}");
+}
+
+/* Around one iteration of the per-thread loop (stride.c: at most `items`
+ * elements a thread): f32 data's shifted sums are taken in f32 over the
+ * iteration and added to the thread's f64 sums at its end, so each element
+ * costs f32 operations only (an f64 conversion and add per element ran at
+ * about the memory rate on the H100's f64 pipes).  Over a bounded count of
+ * deviations from the thread's first element the f32 sums lose at most
+ * items x 2^-24 of their magnitude; the f64 sums carry the rest. */
+void fold_block_begin(CuEmit *c, IrStmt *s) {
+    for (int r = 0; r < s->nreds; r++) {
+        if (welford_f32(s, r)) { be_line(c->b, "float r%d_bs = 0.0f, r%d_bq = 0.0f;  /* this iteration's shifted sums (fold_block_begin) */", r, r); }
+    }
+    in_block = true;
+}
+
+void fold_block_end(CuEmit *c, IrStmt *s) {
+    in_block = false;
+    for (int r = 0; r < s->nreds; r++) {
+        if (!welford_f32(s, r)) { continue; }
+        be_line(c->b, "r%d_s += (double)r%d_bs;", r, r);
+        be_line(c->b, "r%d_q += (double)r%d_bq;", r, r);
+    }
 }
 
 /* After the per-thread loop: shifted sums -> (count, mean, M2). */
@@ -53,7 +92,7 @@ static void welford_finish(CuEmit *c, IrStmt *s, char ***racc) {
         if (!welford_shifted(s, r)) { continue; }
         const char *t = ct(s->reds[r].op->ptypes[1]);
         be_line(c->b, "if (%s > 0) {  /* the thread's shifted sums to (count, mean, M2) */", racc[r][0]);
-        be_line(c->b, "    %s = (%s)(r%d_k + r%d_s / (double)%s);", racc[r][1], t, r, r, racc[r][0]);
+        be_line(c->b, "    %s = (%s)((double)r%d_k + r%d_s / (double)%s);", racc[r][1], t, r, r, racc[r][0]);
         be_line(c->b, "    %s = (%s)fmax(r%d_q - r%d_s * r%d_s / (double)%s, 0.0);", racc[r][2], t, r, r, r, racc[r][0]);
         be_line(c->b, "}");
     }
@@ -86,7 +125,10 @@ void emit_reduce(CuEmit *c, IrKernel *k) {
     char ***racc = acc_names(c, s);
     for (int r = 0; r < s->nreds; r++) {
         declare_ne(c, &s->reds[r], racc[r]);
-        if (welford_shifted(s, r)) { be_line(b, "double r%d_k = 0.0, r%d_s = 0.0, r%d_q = 0.0;  /* shifted sums (fold_reduction) */", r, r, r); }
+        if (welford_shifted(s, r)) {
+            be_line(b, "%s r%d_k = 0;  /* the shift (fold_reduction) */", ct(s->reds[r].op->ptypes[1]), r);
+            be_line(b, "double r%d_s = 0.0, r%d_q = 0.0;  /* shifted sums */", r, r);
+        }
     }
     stride_loops(c, k, racc);
     welford_finish(c, s, racc);
