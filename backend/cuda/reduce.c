@@ -98,6 +98,115 @@ static void welford_finish(CuEmit *c, IrStmt *s, char ***racc) {
     }
 }
 
+/* ---- the epilogue ----
+ * The host statements right after a reduction that read only its results
+ * and its sizes (mean/variance's divisions, logsumexp's m + log(s)) also
+ * run in the kernel, by the thread that stores the results: the _into
+ * launcher then neither copies the reduction's results back nor waits for
+ * them (a wait and a pageable copy of 4 bytes each cost several us on the
+ * H100: mean/variance made four and two copies back). The kernel computes
+ * them in every launcher (its parameters are the same); only the _into
+ * launcher skips the host's copies and statements (launch.c). */
+typedef struct {
+    IrValue *ok[EPILOGUE_MAX];  /* values the statements may read: the reduction's results and sizes, earlier statements' results */
+    int nok;
+    bool bad;                   /* a statement read something else */
+} EpilogueReads;
+
+static void epilogue_visit(IrValue *v, void *ctx) {
+    EpilogueReads *x = ctx;
+    for (int i = 0; i < x->nok; i++) {
+        if (x->ok[i] == v) { return; }
+    }
+    x->bad = true;
+}
+
+typedef struct { const IrValue *v; int n; } UseCount;
+static void use_visit(IrValue *v, void *ctx) {
+    UseCount *u = ctx;
+    if (v == u->v) { u->n++; }
+}
+
+int reduce_epilogue(CuEmit *c, const IrKernel *k) {
+    IrEntry *e = c->e;
+    IrStmt *s = k->stmt;
+    int ki = (int)(k - e->kernels);
+    if (c->shard || k->kind != IR_K_REDUCE || ki < 0 || ki >= e->nkernels || ir_stmt_nmapped(s) || ir_stmt_scan_width(s)) { return 0; }
+    EpilogueReads x = { .nok = 0, .bad = false };
+    for (int i = 0; i < s->rank; i++) { x.ok[x.nok++] = s->w[i]; }
+    int first_made = x.nok;
+    for (int o = 0; o < s->nouts; o++) {
+        if (s->outs[o]->rank || x.nok == EPILOGUE_MAX) { return 0; }
+        x.ok[x.nok++] = s->outs[o];
+    }
+    int n = 0;
+    while (ki + 1 + n < e->nkernels) {
+        const IrKernel *h = &e->kernels[ki + 1 + n];
+        if (h->kind != IR_K_HOST || h->stmt->kind != IR_S_SCALAR || x.nok + h->stmt->nouts > EPILOGUE_MAX) { break; }
+        ir_stmt_visit_reads(h->stmt, epilogue_visit, &x);
+        if (x.bad) { break; }
+        for (int o = 0; o < h->stmt->nouts; o++) { x.ok[x.nok++] = h->stmt->outs[o]; }
+        n++;
+    }
+    if (!n) { return 0; }
+    /* every value made here is read only by these statements or returned */
+    ir_count_uses(e);
+    for (int i = first_made; i < x.nok; i++) {
+        UseCount u = { x.ok[i], 0 };
+        for (int j = 1; j <= n; j++) { ir_stmt_visit_reads(e->kernels[ki + j].stmt, use_visit, &u); }
+        for (int r = 0; r < e->nresults; r++) { u.n += e->results[r] == x.ok[i]; }
+        if (x.ok[i]->nuses != u.n) { return 0; }
+    }
+    return n;
+}
+
+/* The epilogue's results that the entry returns, each once: the kernel
+ * stores them through a parameter `T *vN_res` (in this order). */
+int reduce_epilogue_results(CuEmit *c, const IrKernel *k, IrValue **out) {
+    int n = reduce_epilogue(c, k), m = 0;
+    IrEntry *e = c->e;
+    for (int j = 1; j <= n; j++) {
+        IrStmt *h = k[j].stmt;
+        for (int o = 0; o < h->nouts; o++) {
+            bool returned = false;
+            for (int r = 0; r < e->nresults; r++) { returned = returned || e->results[r] == h->outs[o]; }
+            if (returned && m < EPILOGUE_MAX) { out[m++] = h->outs[o]; }
+        }
+    }
+    return m;
+}
+
+/* In the thread that stores the results: the epilogue's statements on its
+ * accumulators, and the returned values stored. */
+static void epilogue(CuEmit *c, IrKernel *k, char ***racc) {
+    int n = reduce_epilogue(c, k);
+    if (!n) { return; }
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    be_line(b, "{   /* the entry's arithmetic on these results (reduce_epilogue) */");
+    b->indent++;
+    int o = s->nouts - ir_stmt_red_width(s);
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++, o++) {
+            UseCount u = { s->outs[o], 0 };
+            for (int q = 1; q <= n; q++) { ir_stmt_visit_reads(k[q].stmt, use_visit, &u); }
+            if (u.n) { be_line(b, "const %s %s = %s;", ct(s->outs[o]->elem), be_vname(s->outs[o]), racc[r][j]); }
+        }
+    }
+    for (int j = 1; j <= n; j++) {
+        IrStmt *h = k[j].stmt;
+        const char **res = calloc((size_t)h->map->nres + 1, sizeof *res);
+        be_lambda(&c->x, h->map, NULL, res);
+        for (int q = 0; q < h->nouts; q++) { be_line(b, "const %s %s = %s;", ct(h->outs[q]->elem), be_vname(h->outs[q]), res[q]); }
+        free(res);
+    }
+    IrValue *ret[EPILOGUE_MAX];
+    int m = reduce_epilogue_results(c, k, ret);
+    for (int i = 0; i < m; i++) { be_line(b, "*%s_res = %s;", be_vname(ret[i]), be_vname(ret[i])); }
+    b->indent--;
+    be_line(b, "}");
+}
+
 /* Thread 0 stores the reduction's results (its accumulators). */
 static void reduce_results(CuEmit *c, IrStmt *s, char ***racc) {
     int o = s->nouts - ir_stmt_nmapped(s) - ir_stmt_red_width(s);
@@ -120,6 +229,11 @@ void emit_reduce(CuEmit *c, IrKernel *k) {
         }
     }
     kp_add(c, &p, "unsigned int *__restrict__ g_done", "g_done");
+    IrValue *ret[EPILOGUE_MAX];
+    int nret = reduce_epilogue_results(c, k, ret);
+    for (int i = 0; i < nret; i++) {
+        kp_add(c, &p, be_strf(&c->x, "%s *__restrict__ %s_res", ct(ret[i]->elem), be_vname(ret[i])), be_strf(&c->x, "%s_res", be_vname(ret[i])));
+    }
     kernel_comment(c, k);
     signature(c, k, &p);
     char ***racc = acc_names(c, s);
@@ -137,6 +251,9 @@ void emit_reduce(CuEmit *c, IrKernel *k) {
     b->indent++;
     be_line(b, "if (threadIdx.x == 0) {");
     reduce_results(c, s, racc);
+    b->indent++;
+    epilogue(c, k, racc);
+    b->indent--;
     be_line(b, "}");
     be_line(b, "return;");
     b->indent--;
@@ -181,6 +298,9 @@ void emit_reduce(CuEmit *c, IrKernel *k) {
     block_reduce(c, s, racc, k->block);
     be_line(b, "if (threadIdx.x == 0) {");
     reduce_results(c, s, racc);
+    b->indent++;
+    epilogue(c, k, racc);
+    b->indent--;
     be_line(b, "    *g_done = 0u;  /* ready for the next launch */");
     be_line(b, "}");
     acc_free(s, racc);
