@@ -87,6 +87,13 @@ static int into_result(IrEntry *e, const IrValue *v) {
     return -1;
 }
 
+static bool is_returned(IrEntry *e, const IrValue *v) {
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i] == v) { return true; }
+    }
+    return false;
+}
+
 /* The reduce kernel whose epilogue (reduce.c: reduce_epilogue) computes
  * the host statement of kernel k or the value v, or NULL. */
 static const IrKernel *epilogue_of(CuEmit *c, const IrKernel *k) {
@@ -132,7 +139,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         if (s->nouts == 1 && s->outs[0]->has_const && !s->outs[0]->name) {
             return;
         }
-        if (host_into && epilogue_of(c, k)) {
+        if (epilogue_of(c, k)) {
             be_line(b, "/* computed by %s (its epilogue) */", epilogue_of(c, k)->name);
             return;
         }
@@ -167,6 +174,12 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             dalloc(c, ct(v->elem), be_strf(&c->x, "%s_d", be_vname(v)), "1");
         }
     }
+    IrValue *ret[EPILOGUE_MAX];
+    int nret = k->kind == IR_K_REDUCE ? reduce_epilogue_results(c, k, ret) : 0;
+    for (int i = 0; i < nret && !host_into; i++) {
+        be_line(b, "%s %s;", ct(ret[i]->elem), be_vname(ret[i]));
+        dalloc(c, ct(ret[i]->elem), be_strf(&c->x, "%s_res", be_vname(ret[i])), "1");
+    }
     const char *n = s->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])) : be_strf(&c->x, "%s", be_vname(s->w[0]));
     be_line(b, "{");
     b->indent++;
@@ -196,23 +209,19 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         }
         kp_add(c, &p, "", "g_done");
         /* the epilogue's returned values: the caller's device scalars, or
-         * (other launchers, which compute them on the host) scratch */
-        IrValue *ret[EPILOGUE_MAX];
-        int nret = reduce_epilogue_results(c, k, ret);
+         * (other launchers) device scalars copied back after the launch */
         for (int i = 0; i < nret; i++) {
             const char *name = be_strf(&c->x, "%s_res", be_vname(ret[i]));
             if (host_into) {
                 kp_add(c, &p, "", be_strf(&c->x, "out%d", device_scalar_result(c, ret[i])));
                 continue;
             }
-            dalloc(c, ct(ret[i]->elem), name, "1");
-            kp_add(c, &p, "", name);
+            kp_add(c, &p, "", name);  /* declared with the outputs */
         }
         launch(c, k, &p, "g_grid", "1");
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_part%d_%d);", r, j); }
         }
-        for (int i = 0; i < nret && !host_into; i++) { be_line(b, "gpuc_h_free(gpuc_h, %s_res);", be_vname(ret[i])); }
         break;
     }
     case IR_K_SCAN: case IR_K_FILTER: {
@@ -417,7 +426,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     for (int o = 0; o < s->nouts; o++) {
         IrValue *v = s->outs[o];
         if (v->rank || device_scalar_result(c, v) >= 0) { continue; }
-        if (k->kind == IR_K_REDUCE && host_into && reduce_epilogue(c, k)) {
+        if (k->kind == IR_K_REDUCE && reduce_epilogue(c, k) && (host_into || !is_returned(c->e, v))) {
             be_line(b, "gpuc_h_free(gpuc_h, %s_d);  /* read by the epilogue only */", be_vname(v));
             be_line(b, "(void)%s;", be_vname(v));
             continue;
@@ -447,6 +456,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         }
         be_line(b, "gpuc_h_free(gpuc_h, %s_d);", be_vname(v));
         be_line(b, "(void)%s;", be_vname(v));
+    }
+    for (int i = 0; i < nret && !host_into; i++) {
+        be_line(b, "GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_res, sizeof(%s)));  /* made by the epilogue */", be_vname(ret[i]), be_vname(ret[i]), ct(ret[i]->elem));
+        be_line(b, "gpuc_h_free(gpuc_h, %s_res);", be_vname(ret[i]));
     }
     cuda_shard_combine(c, k);
     kp_free(&p);
