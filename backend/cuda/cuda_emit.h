@@ -88,6 +88,11 @@ void emit_map(CuEmit *c, IrKernel *k);
 /* reduce.c */
 void emit_reduce(CuEmit *c, IrKernel *k);
 void fold_reduction(CuEmit *c, IrStmt *s, int r, char **acc, const char *const *x);
+void fold_block_begin(CuEmit *c, IrStmt *s);
+void fold_block_end(CuEmit *c, IrStmt *s);
+int reduce_epilogue(CuEmit *c, const IrKernel *k);
+int reduce_epilogue_results(CuEmit *c, const IrKernel *k, IrValue **out);
+#define EPILOGUE_MAX 64  /* grep "EPILOGUE_MAX": reduce.c's lists of values */
 
 /* scan.c */
 IrScalar *scan_types(IrStmt *s, int *W);

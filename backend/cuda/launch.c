@@ -95,19 +95,47 @@ static int into_result(IrEntry *e, const IrValue *v) {
     return -1;
 }
 
+static bool is_returned(IrEntry *e, const IrValue *v) {
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i] == v) { return true; }
+    }
+    return false;
+}
+
+/* The reduce kernel whose epilogue (reduce.c: reduce_epilogue) computes
+ * the host statement of kernel k or the value v, or NULL. */
+static const IrKernel *epilogue_of(CuEmit *c, const IrKernel *k) {
+    int ki = (int)(k - c->e->kernels), r = ki;
+    while (r > 0 && c->e->kernels[r].kind == IR_K_HOST) { r--; }
+    const IrKernel *red = &c->e->kernels[r];
+    return r < ki && ki - r <= reduce_epilogue(c, red) ? red : NULL;
+}
+
+static bool by_epilogue(CuEmit *c, const IrValue *v) {
+    for (int i = 0; i < c->e->nkernels; i++) {
+        const IrKernel *k = &c->e->kernels[i];
+        if (k->stmt != v->def) { continue; }
+        return (k->kind == IR_K_REDUCE && reduce_epilogue(c, k)) || (k->kind == IR_K_HOST && epilogue_of(c, k));
+    }
+    return false;
+}
+
 /* In host_into mode, the result number of a scalar statement output v that
  * stays on the device: a result of the entry that no statement reads, so
  * the kernel writes it straight into the caller's device scalar and the
- * launcher does not wait for it. Else -1. */
-static int device_scalar_result(IrEntry *e, const IrValue *v) {
+ * launcher does not wait for it; or any result that a reduce kernel's
+ * epilogue makes or reads. Else -1. */
+static int device_scalar_result(CuEmit *c, const IrValue *v) {
+    IrEntry *e = c->e;
     if (!host_into || v->rank || v->is_param) { return -1; }
     bool by_reduce = false;
     for (int i = 0; i < e->nkernels; i++) { by_reduce = by_reduce || (e->kernels[i].kind == IR_K_REDUCE && e->kernels[i].stmt == v->def); }
-    if (!by_reduce) { return -1; }
     int first = -1, times = 0;
     for (int i = 0; i < e->nresults; i++) {
         if (e->results[i] == v) { times++; if (first < 0) { first = i; } }
     }
+    if (first >= 0 && by_epilogue(c, v)) { return first; }
+    if (!by_reduce) { return -1; }
     return first >= 0 && v->nuses == times ? first : -1;
 }
 
@@ -117,6 +145,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     be_line(b, "/* %s:%d: %s */", c->m->file, s->line, k->name);
     if (k->kind == IR_K_HOST) {
         if (s->nouts == 1 && s->outs[0]->has_const && !s->outs[0]->name) {
+            return;
+        }
+        if (epilogue_of(c, k)) {
+            be_line(b, "/* computed by %s (its epilogue) */", epilogue_of(c, k)->name);
             return;
         }
         const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
@@ -138,8 +170,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "%s *%s = out%d; /* the caller's result array */", ct(v->elem), be_vname(v), r);
         } else if (v->rank) {
             dalloc(c, ct(v->elem), be_vname(v), s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v));
-        } else if (device_scalar_result(c->e, v) >= 0) {
-            be_line(b, "%s *%s_d = out%d; /* the caller's device scalar */", ct(v->elem), be_vname(v), device_scalar_result(c->e, v));
+        } else if (device_scalar_result(c, v) >= 0) {
+            be_line(b, "%s *%s_d = out%d; /* the caller's device scalar */", ct(v->elem), be_vname(v), device_scalar_result(c, v));
         } else if (s->kind == IR_S_FILTER) {
             /* the count: the kernel writes it where the host reads it without a copy */
             be_line(b, "%s %s;", ct(v->elem), be_vname(v));
@@ -149,6 +181,12 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "%s %s;", ct(v->elem), be_vname(v));
             dalloc(c, ct(v->elem), be_strf(&c->x, "%s_d", be_vname(v)), "1");
         }
+    }
+    IrValue *ret[EPILOGUE_MAX];
+    int nret = k->kind == IR_K_REDUCE ? reduce_epilogue_results(c, k, ret) : 0;
+    for (int i = 0; i < nret && !host_into; i++) {
+        be_line(b, "%s %s;", ct(ret[i]->elem), be_vname(ret[i]));
+        dalloc(c, ct(ret[i]->elem), be_strf(&c->x, "%s_res", be_vname(ret[i])), "1");
     }
     const char *n = s->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])) : be_strf(&c->x, "%s", be_vname(s->w[0]));
     be_line(b, "{");
@@ -178,6 +216,16 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             for (int j = 0; j < st->reds[r].arity; j++) { kp_add(c, &p, "", be_strf(&c->x, "g_part%d_%d", r, j)); }
         }
         kp_add(c, &p, "", "g_done");
+        /* the epilogue's returned values: the caller's device scalars, or
+         * (other launchers) device scalars copied back after the launch */
+        for (int i = 0; i < nret; i++) {
+            const char *name = be_strf(&c->x, "%s_res", be_vname(ret[i]));
+            if (host_into) {
+                kp_add(c, &p, "", be_strf(&c->x, "out%d", device_scalar_result(c, ret[i])));
+                continue;
+            }
+            kp_add(c, &p, "", name);  /* declared with the outputs */
+        }
         launch(c, k, &p, "g_grid", "1");
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_part%d_%d);", r, j); }
@@ -388,7 +436,12 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     /* scalar results come back to the host: later statements take them by value */
     for (int o = 0; o < s->nouts; o++) {
         IrValue *v = s->outs[o];
-        if (v->rank || device_scalar_result(c->e, v) >= 0) { continue; }
+        if (v->rank || device_scalar_result(c, v) >= 0) { continue; }
+        if (k->kind == IR_K_REDUCE && reduce_epilogue(c, k) && (host_into || !is_returned(c->e, v))) {
+            be_line(b, "gpuc_h_free(gpuc_h, %s_d);  /* read by the epilogue only */", be_vname(v));
+            be_line(b, "(void)%s;", be_vname(v));
+            continue;
+        }
         if (k->kind == IR_K_REDUCE) {
             be_line(b, "if (%s > 0) {", n);
             be_line(b, "    GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_d, sizeof(%s)));", be_vname(v), be_vname(v), ct(v->elem));
@@ -414,6 +467,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         }
         be_line(b, "gpuc_h_free(gpuc_h, %s_d);", be_vname(v));
         be_line(b, "(void)%s;", be_vname(v));
+    }
+    for (int i = 0; i < nret && !host_into; i++) {
+        be_line(b, "GPUC_TRY(gpuc_h_d2h(gpuc_h, &%s, %s_res, sizeof(%s)));  /* made by the epilogue */", be_vname(ret[i]), be_vname(ret[i]), ct(ret[i]->elem));
+        be_line(b, "gpuc_h_free(gpuc_h, %s_res);", be_vname(ret[i]));
     }
     cuda_shard_combine(c, k);
     kp_free(&p);
@@ -549,7 +606,7 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
         if (!v->rank && into) {
             /* the caller's device scalar: written by its reduction kernel, or
              * copied (from host memory the copy has read when it returns) */
-            int r = device_scalar_result(e, v);
+            int r = device_scalar_result(c, v);
             if (r >= 0 && r != i) { be_line(b, "GPUC_TRY(gpuc_h_d2d(gpuc_h, out%d, out%d, sizeof(%s)));", i, r, ct(v->elem)); }
             if (r < 0) { be_line(b, "GPUC_TRY(gpuc_h_h2d(gpuc_h, out%d, &%s, sizeof(%s)));", i, be_vname(v), ct(v->elem)); }
             continue;

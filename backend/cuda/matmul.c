@@ -219,6 +219,27 @@ static void md_copy(BeBuf *b, int bytes, const char *dst, const char *in, const 
     be_line(b, "             \"l\"(%s ? %s : %s), \"r\"(%s ? %d : 0) : \"memory\");", in, src, base, in, bytes);
 }
 
+/* One thread's chunk of two doubles at src into g_dst (f64): one 16-byte
+ * copy when g_vec, else one 8-byte copy per element; element e is inside
+ * the matrix when `fixed && var + e < lim`, and zero-filled outside it. */
+static void md_chunk(CuEmit *c, const char *fixed, const char *var, const char *lim, const char *src, const char *base) {
+    BeBuf *b = c->b;
+    be_line(b, "if (g_vec) {");
+    be_line(b, "    const bool g_in = %s && %s < %s;", fixed, var, lim);
+    b->indent++;
+    md_copy(b, 16, "g_dst", "g_in", src, base);
+    b->indent--;
+    be_line(b, "} else {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_e = 0; g_e < 2; g_e++) {");
+    be_line(b, "        const bool g_in = %s && %s + g_e < %s;", fixed, var, lim);
+    b->indent += 2;
+    md_copy(b, 8, "g_dst + g_e", "g_in", be_strf(&c->x, "%s + g_e", src), base);
+    b->indent -= 2;
+    be_line(b, "    }");
+    be_line(b, "}");
+}
+
 /* Start the copies of the slice at k = kb into stage st (f64). */
 static void md_load(CuEmit *c, IrStmt *s, const char *K, const char *kb, const char *st) {
     BeBuf *b = c->b;
@@ -233,20 +254,7 @@ static void md_load(CuEmit *c, IrStmt *s, const char *K, const char *kb, const c
     be_line(b, "const int g_f = g_t + 256 * g_q, g_lr = g_f >> 2, g_ch = g_f & 3;");
     be_line(b, "const int64_t g_gr = g_r0 + g_lr, g_gk = g_kb + 2 * g_ch;");
     be_line(b, "double *g_dst = &g_as[%s][g_lr * 8 + ((g_ch ^ (g_lr & 2)) << 1)];", st);
-    be_line(b, "if (g_vec) {");
-    be_line(b, "    const bool g_in = g_gr < %s && g_gk < %s;", M, K);
-    b->indent++;
-    md_copy(b, 16, "g_dst", "g_in", be_strf(&c->x, "%s + g_gr * %s + g_gk", vn(c, A), lda), vn(c, A));
-    b->indent--;
-    be_line(b, "} else {");
-    be_line(b, "    #pragma unroll");
-    be_line(b, "    for (int g_e = 0; g_e < 2; g_e++) {");
-    be_line(b, "        const bool g_in = g_gr < %s && g_gk + g_e < %s;", M, K);
-    b->indent += 2;
-    md_copy(b, 8, "g_dst + g_e", "g_in", be_strf(&c->x, "%s + g_gr * %s + g_gk + g_e", vn(c, A), lda), vn(c, A));
-    b->indent -= 2;
-    be_line(b, "    }");
-    be_line(b, "}");
+    md_chunk(c, be_strf(&c->x, "g_gr < %s", M), "g_gk", K, be_strf(&c->x, "%s + g_gr * %s + g_gk", vn(c, A), lda), vn(c, A));
     b->indent--;
     be_line(b, "}");
     be_line(b, "{");
@@ -254,20 +262,7 @@ static void md_load(CuEmit *c, IrStmt *s, const char *K, const char *kb, const c
     be_line(b, "const int g_kr = g_t >> 5, g_ch = g_t & 31;");
     be_line(b, "const int64_t g_gk = g_kb + g_kr, g_gc = g_c0 + 2 * g_ch;");
     be_line(b, "double *g_dst = &g_bs[%s][g_kr * %d + ((g_ch ^ ((g_kr & 3) << 1)) << 1)];", st, MF_BN);
-    be_line(b, "if (g_vec) {");
-    be_line(b, "    const bool g_in = g_gk < %s && g_gc < %s;", K, N);
-    b->indent++;
-    md_copy(b, 16, "g_dst", "g_in", be_strf(&c->x, "%s + g_gk * %s + g_gc", vn(c, Bv), ldb), vn(c, Bv));
-    b->indent--;
-    be_line(b, "} else {");
-    be_line(b, "    #pragma unroll");
-    be_line(b, "    for (int g_e = 0; g_e < 2; g_e++) {");
-    be_line(b, "        const bool g_in = g_gk < %s && g_gc + g_e < %s;", K, N);
-    b->indent += 2;
-    md_copy(b, 8, "g_dst + g_e", "g_in", be_strf(&c->x, "%s + g_gk * %s + g_gc + g_e", vn(c, Bv), ldb), vn(c, Bv));
-    b->indent -= 2;
-    be_line(b, "    }");
-    be_line(b, "}");
+    md_chunk(c, be_strf(&c->x, "g_gk < %s", K), "g_gc", N, be_strf(&c->x, "%s + g_gk * %s + g_gc", vn(c, Bv), ldb), vn(c, Bv));
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -471,6 +466,21 @@ static void emit_matmul_f64(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
+/* One thread's float4 g_v of four floats at src (f32): one 16-byte load
+ * when g_vec, else one load per element; element e is read when `fixed &&
+ * var + e < lim`, and 0 outside the matrix. */
+static void ms_chunk(CuEmit *c, const char *fixed, const char *var, const char *lim, const char *src) {
+    BeBuf *b = c->b;
+    static const char *const lane[4] = { "x", "y", "z", "w" };
+    be_line(b, "float4 g_v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+    be_line(b, "if (g_vec) {");
+    be_line(b, "    if (%s && %s < %s) { g_v = *(const float4 *)(%s); }", fixed, var, lim, src);
+    be_line(b, "} else if (%s) {", fixed);
+    be_line(b, "    if (%s < %s) { g_v.x = (%s)[0]; }", var, lim, src);
+    for (int e = 1; e < 4; e++) { be_line(b, "    if (%s + %d < %s) { g_v.%s = (%s)[%d]; }", var, e, lim, lane[e], src, e); }
+    be_line(b, "}");
+}
+
 /* Global -> registers g_la, g_lb (f32): the slice at k = kb, A's 128 x 16 as
  * 4 float4 a thread (row f / 4, k (f %% 4) * 4 for f = t + 128 q), B's 16 x 64
  * as 2 (k f / 16, column (f %% 16) * 4). */
@@ -485,15 +495,7 @@ static void ms_load(CuEmit *c, IrStmt *s, const char *K, const char *kb) {
     b->indent++;
     be_line(b, "const int g_f = g_t + 128 * g_q;");
     be_line(b, "const int64_t g_gr = g_r0 + (g_f >> 2), g_gk = %s + (g_f & 3) * 4;", kb);
-    be_line(b, "float4 g_v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
-    be_line(b, "if (g_vec) {");
-    be_line(b, "    if (g_gr < %s && g_gk < %s) { g_v = *(const float4 *)(%s); }", M, K, pa);
-    be_line(b, "} else if (g_gr < %s) {", M);
-    be_line(b, "    if (g_gk < %s) { g_v.x = (%s)[0]; }", K, pa);
-    be_line(b, "    if (g_gk + 1 < %s) { g_v.y = (%s)[1]; }", K, pa);
-    be_line(b, "    if (g_gk + 2 < %s) { g_v.z = (%s)[2]; }", K, pa);
-    be_line(b, "    if (g_gk + 3 < %s) { g_v.w = (%s)[3]; }", K, pa);
-    be_line(b, "}");
+    ms_chunk(c, be_strf(&c->x, "g_gr < %s", M), "g_gk", K, pa);
     be_line(b, "g_la[4 * g_q] = g_v.x; g_la[4 * g_q + 1] = g_v.y; g_la[4 * g_q + 2] = g_v.z; g_la[4 * g_q + 3] = g_v.w;");
     b->indent--;
     be_line(b, "}");
@@ -502,15 +504,7 @@ static void ms_load(CuEmit *c, IrStmt *s, const char *K, const char *kb) {
     b->indent++;
     be_line(b, "const int g_f = g_t + 128 * g_q;");
     be_line(b, "const int64_t g_gk = %s + (g_f >> 4), g_gc = g_c0 + (g_f & 15) * 4;", kb);
-    be_line(b, "float4 g_v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
-    be_line(b, "if (g_vec) {");
-    be_line(b, "    if (g_gk < %s && g_gc < %s) { g_v = *(const float4 *)(%s); }", K, N, pb);
-    be_line(b, "} else if (g_gk < %s) {", K);
-    be_line(b, "    if (g_gc < %s) { g_v.x = (%s)[0]; }", N, pb);
-    be_line(b, "    if (g_gc + 1 < %s) { g_v.y = (%s)[1]; }", N, pb);
-    be_line(b, "    if (g_gc + 2 < %s) { g_v.z = (%s)[2]; }", N, pb);
-    be_line(b, "    if (g_gc + 3 < %s) { g_v.w = (%s)[3]; }", N, pb);
-    be_line(b, "}");
+    ms_chunk(c, be_strf(&c->x, "g_gk < %s", K), "g_gc", N, pb);
     be_line(b, "g_lb[g_q] = g_v;");
     b->indent--;
     be_line(b, "}");

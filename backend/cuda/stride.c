@@ -2,7 +2,8 @@
  * kernels share: several items per thread written out (`unroll` copies),
  * 16-byte vector loads/stores when every array has the same element size
  * and the pointers are aligned, an in-order chunk per thread for
- * non-commutative reductions. */
+ * non-commutative reductions.  Each iteration of the loop is one
+ * fold_block (reduce.c: f32 Welford sums over a bounded count). */
 #include "cuda_emit.h"
 
 /* The grid-stride loop over elements shared by map and reduce kernels. */
@@ -36,6 +37,7 @@ void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
                 be_line(b, "if (g_v%d < g_nv) { g_a%d_%d = ((const gpuc_v16_%s *)%s)[g_v%d]; }", u, i, u, ir_scalar_name(s->ins[i]->elem), be_vname(s->ins[i]), u);
             }
         }
+        fold_block_begin(c, s);
         for (int u = 0; u < G; u++) {
             be_line(b, "if (g_v%d < g_nv) {", u);
             b->indent++;
@@ -67,6 +69,7 @@ void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
             b->indent--;
             be_line(b, "}");
         }
+        fold_block_end(c, s);
         b->indent--;
         be_line(b, "}");
         be_line(b, "/* the tail that does not fill a vector */");
@@ -97,6 +100,7 @@ void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
         be_line(b, "/* %d threads x %d items, grid-stride, unrolled by %d */", B, I, U);
         be_line(b, "for (int64_t g_base = (int64_t)blockIdx.x * %d + threadIdx.x; g_base < %s; g_base += (int64_t)gridDim.x * %d) {", B * I, n, B * I);
         b->indent++;
+        fold_block_begin(c, s);
         if (I > U) {
             be_line(b, "for (int g_u = 0; g_u < %d; g_u += %d) {", I, U);
             b->indent++;
@@ -118,6 +122,7 @@ void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
             b->indent--;
             be_line(b, "}");
         }
+        fold_block_end(c, s);
         b->indent--;
         be_line(b, "}");
     }

@@ -11,7 +11,7 @@
  * Reductions are timed through gpuc_dev_ENTRY_into, whose scalar results are
  * written into device memory (as CUB's are), so no device-to-host copy is
  * timed unless the entry needs the value on the host itself (logsumexp and
- * mean/variance finish on the host: their copy is in the time).
+ * mean/variance finish in the reduction kernel's epilogue: no copy).
  *
  * Checks: after timing, every free block of the generated code's device
  * cache is poisoned (0xff bytes), the entry is called once more and its
