@@ -15,9 +15,12 @@ timed runs, the median of the whole microseconds the program writes.
 Inputs are generated here with NumPy (the distributions of bench/common.cuh:
 dyadic k/8 for float sums and scans, so they compare exactly; uniform in
 [-1, 1) otherwise; integers in -1000..1000 without 0), written as .npy files
-into a scratch folder, and the result the program writes (the last run's) is
-compared with a NumPy reference. One JSON line per case and size, src
-"gpuc_exe", as the other drivers write. Exit status 1 if a case failed to run.
+into a scratch folder (in /dev/shm when it has room: no disk in the way) and
+kept for the next cases that take the same input (Inputs), and the result the
+program writes (the last run's) is compared with a NumPy reference. One JSON
+line per case and size, src "gpuc_exe", as the other drivers write. With
+--deadline EPOCH_SECONDS a case that would start after it is not run and says
+so (check "not run: out of time"). Exit status 1 if a case failed to run.
 """
 import argparse
 import json
@@ -26,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -149,22 +153,57 @@ def compare(got, ref, rtol, atol):
     return "ok"
 
 
-def run_one(exe, cid, n, m, runs, tmp, backend="cuda"):
+class Inputs:
+    """the generated inputs of the last few cases, as arrays and .npy files
+    in dir: cases that take the same input (the f32 sums, scans and dot) write
+    it once"""
+    KEEP = 4
+
+    def __init__(self, dir):
+        self.dir = dir
+        self.kept = []  # (key, array, path), the newest last
+
+    def get(self, dtype, n, m, seed, data):
+        key = (dtype, n, m, seed, data)
+        for k in self.kept:
+            if k[0] == key:
+                return k[1], k[2]
+        v = gen(dtype, n, seed, data)
+        if m:
+            v = v.reshape(n // m, m)
+        path = os.path.join(self.dir, "in_%s_%d_%d_%d_%s.npy" % key)
+        np.save(path, v)
+        self.kept.append((key, v, path))
+        if len(self.kept) > self.KEEP:
+            os.unlink(self.kept.pop(0)[2])
+        return v, path
+
+
+def scratch_dir():
+    """a folder for the inputs and results: in /dev/shm when it has 16 GiB free"""
+    try:
+        st = os.statvfs("/dev/shm")
+        if st.f_bavail * st.f_frsize >= 16 << 30:
+            return tempfile.mkdtemp(prefix="gpuc_exe_bench.", dir="/dev/shm")
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="gpuc_exe_bench.")
+
+
+def run_one(exe, cid, n, m, runs, tmp, inputs_cache, backend="cuda"):
     name, dtype, prog, entry, inputs, data = CASES[cid]
     seed = 0x5eed + n + m
     xs = []
     args = [exe, "-e", entry, "--backend=" + backend]
     for i, p in enumerate(inputs):
-        v = gen(dtype, n, seed + i, data)
-        if m:
-            v = v.reshape(n // m, m)
+        v, path = inputs_cache.get(dtype, n, m, seed + i, data)
         xs.append(v)
-        path = os.path.join(tmp, f"{p}.npy")
-        np.save(path, v)
         args += ["--in", f"{p}={path}"]
     times = os.path.join(tmp, "times.txt")
     outdir = os.path.join(tmp, "out") + "/"
     os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):  # no result of an earlier case can pass for this one's
+        os.unlink(os.path.join(outdir, f))
     args += ["-r", str(runs), "-t", times, "--out", outdir]
     stdin = "2.0\n" if name == "saxpy" else ""
     rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m}
@@ -195,6 +234,7 @@ def main():
     ap.add_argument("--m", default=",".join(map(str, ROW_LENGTHS)), help="row lengths of the row cases")
     ap.add_argument("--out", default=None)
     ap.add_argument("--backend", default="cuda", help="cuda, or c (checks this script without a GPU)")
+    ap.add_argument("--deadline", type=float, default=None, help="epoch seconds after which no case starts")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     if a.list:
@@ -208,6 +248,8 @@ def main():
     out = open(a.out, "a") if a.out else sys.stdout
     n = 1 << a.log2
     failed = 0
+    tmp = scratch_dir()
+    inputs_cache = Inputs(tmp)
     for cid in ids:
         name, dtype, prog = CASES[cid][:3]
         exe = os.path.join(a.bin, prog)
@@ -215,22 +257,23 @@ def main():
         for m in ms:
             if m > n:
                 continue
-            tmp = tempfile.mkdtemp(prefix="gpuc_exe_bench.")
             try:
-                if not os.access(exe, os.X_OK):
+                if a.deadline is not None and time.time() > a.deadline:
+                    rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m,
+                           "check": "not run: out of time"}
+                elif not os.access(exe, os.X_OK):
                     rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m,
                            "check": f"error: no executable {exe}"}
                 else:
-                    rec = run_one(exe, cid, n, m, a.runs, tmp, a.backend)
+                    rec = run_one(exe, cid, n, m, a.runs, tmp, inputs_cache, a.backend)
             except (subprocess.TimeoutExpired, OSError, ValueError) as e:
                 rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m, "check": f"error: {e}"}
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
             failed += str(rec.get("check", "")).startswith("error")
             out.write(json.dumps(rec) + "\n")
             out.flush()
             print("  gpuc_exe   %-16s %-4s n=%-11d m=%-6d %10.2f us  %s" %
                   (name, dtype, n, m, rec.get("us", -1), rec["check"]), file=sys.stderr)
+    shutil.rmtree(tmp, ignore_errors=True)
     return 1 if failed else 0
 
 

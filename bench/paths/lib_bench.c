@@ -14,7 +14,7 @@
  *
  * Timing is bench/common.cuh's: a pair of events around each call (and the
  * free of its array results), 2 warm-up calls, 10 to 200 timed calls (about
- * 40 ms of device time), the median. Inputs are generated on the host with
+ * 20 ms of device time), the median. Inputs are generated on the host with
  * the distributions of common.cuh (dyadic floats for sums and scans, so they
  * compare exactly) and uploaded once. After timing, the entry is called once
  * more and its result checked against a host reference computed here. One
@@ -281,7 +281,7 @@ static Timing time_calls(Run *r)
     call(r, false);
     call(r, false);
     float ms = elapsed_ms(e0, e1, r);
-    int reps = ms > 0 ? (int)(40.0 / ms) : 200;
+    int reps = ms > 0 ? (int)(20.0 / ms) : 200;
     reps = reps < 10 ? 10 : reps > 200 ? 200 : reps;
     double *t = xmalloc(sizeof *t * (size_t)reps);
     for (int i = 0; i < reps; i++) {
