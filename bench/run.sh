@@ -80,6 +80,7 @@ if [ "$BUDGET" != 0 ] && [ "$BUDGET" -lt $((RESERVE + 30)) ]; then
 fi
 TOP=$(echo "$SIZES" | tr ',' '\n' | sort -n | tail -1)
 export PATH=$PATH:/usr/local/cuda/bin
+export NVIDIA_TF32_OVERRIDE=0 # cuBLAS SGEMM in plain FP32, as gpuc's f32 product
 NVCC_FLAGS="-O3 -std=c++17 -arch=sm_90 -lineinfo"
 PROGS=()
 for src in bench/gpuc/bench_*.cu; do p=$(basename "$src" .cu); PROGS+=("${p#bench_}"); done

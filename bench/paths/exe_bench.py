@@ -61,11 +61,25 @@ _case("filter", "f32", "filter", "filter_f32", ("x",), "uniform")
 _case("filter", "i32", "filter", "filter_i32", ("x",), "uniform")
 _case("row_sums", "f32", "rows", "row_sums", ("A",), "dyadic")
 _case("row_softmax", "f32", "rows", "row_softmax", ("A",), "uniform")
+_case("logsumexp", "f32", "stats", "logsumexp_f32", ("x",), "uniform")
+_case("softmax_stats", "f32", "stats", "softmax_stats", ("x",), "uniform")
+_case("mean_var", "f32", "stats", "mean_var_f32", ("x",), "positive")
+# LayerNorm's weight w[m] (positive) and bias b[m]; cross-entropy's targets t[rows] (i64 in 0..m-1)
+_case("layer_norm", "f32", "rows_nn", "layer_norm", ("A", "w", "b"), "uniform")
+_case("xent", "f32", "rows_nn", "xent", ("A", "t"), "uniform")
+ROW_CASES = ("row_sums", "row_softmax", "layer_norm", "xent")
+# the inputs that are not the case's main array: (their length, dtype, data)
+SIDE_INPUTS = {("layer_norm", "w"): ("m", "f32", "positive"), ("layer_norm", "b"): ("m", "f32", "uniform"),
+               ("xent", "t"): ("rows", "i64", "targets")}
 
 
-def gen(dtype, n, seed, data):
+def gen(dtype, n, seed, data, m=0):
     rng = np.random.default_rng(seed)
     t = DT[dtype]
+    if data == "targets":
+        return rng.integers(0, m, n, dtype=np.int64).astype(t)
+    if data == "positive":
+        return (rng.random(n, dtype=np.float64) + 0.5).astype(t)
     if np.issubdtype(t, np.integer):
         k = rng.integers(-1000, 1000, n, dtype=np.int64)
         k[k >= 0] += 1
@@ -114,6 +128,24 @@ def reference(name, dtype, xs, m):
         a = x.astype(np.float64)
         e = np.exp(a - a.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True), 1e-4, 1e-7
+    if name in ("logsumexp", "softmax_stats"):
+        a = x.astype(np.float64)
+        mx = a.max()
+        s = np.exp(a - mx).sum()
+        return (np.array(mx + np.log(s)) if name == "logsumexp" else (np.array(mx), np.array(s))), 1e-5, 1e-5
+    if name == "mean_var":
+        a = x.astype(np.float64)
+        return (np.array(a.mean()), np.array(a.var())), 1e-4, 1e-5
+    if name == "layer_norm":
+        a = x.astype(np.float64)
+        mu = a.mean(axis=1, keepdims=True)
+        var = ((a - mu) ** 2).mean(axis=1, keepdims=True)
+        return (a - mu) / np.sqrt(var + 1e-5) * xs[1] + xs[2], 1e-4, 1e-4
+    if name == "xent":
+        a = x.astype(np.float64)
+        mx = a.max(axis=1)
+        lse = mx + np.log(np.exp(a - mx[:, None]).sum(axis=1))
+        return lse - a[np.arange(a.shape[0]), xs[1]], 1e-5, 1e-5
     raise ValueError(name)
 
 
@@ -163,13 +195,16 @@ class Inputs:
         self.dir = dir
         self.kept = []  # (key, array, path), the newest last
 
-    def get(self, dtype, n, m, seed, data):
+    def get(self, dtype, n, m, seed, data, shape=None):
+        """n values (rows of m when m and no shape), or shape's"""
         key = (dtype, n, m, seed, data)
         for k in self.kept:
-            if k[0] == key:
+            if k[0] == key:  # the newest again: a case's inputs are never the oldest
+                self.kept.remove(k)
+                self.kept.append(k)
                 return k[1], k[2]
-        v = gen(dtype, n, seed, data)
-        if m:
+        v = gen(dtype, n, seed, data, m)
+        if m and shape is None:
             v = v.reshape(n // m, m)
         path = os.path.join(self.dir, "in_%s_%d_%d_%d_%s.npy" % key)
         np.save(path, v)
@@ -196,7 +231,12 @@ def run_one(exe, cid, n, m, runs, tmp, inputs_cache, backend="cuda"):
     xs = []
     args = [exe, "-e", entry, "--backend=" + backend]
     for i, p in enumerate(inputs):
-        v, path = inputs_cache.get(dtype, n, m, seed + i, data)
+        side = SIDE_INPUTS.get((name, p))
+        if side:
+            length = m if side[0] == "m" else n // m
+            v, path = inputs_cache.get(side[1], length, m, seed + i, side[2], shape=(length,))
+        else:
+            v, path = inputs_cache.get(dtype, n, m, seed + i, data)
         xs.append(v)
         args += ["--in", f"{p}={path}"]
     times = os.path.join(tmp, "times.txt")
@@ -214,12 +254,19 @@ def run_one(exe, cid, n, m, runs, tmp, inputs_cache, backend="cuda"):
     t = sorted(float(v) for v in open(times).read().split())
     k = len(t)
     rec.update(us=(t[k // 2] if k % 2 else (t[k // 2 - 1] + t[k // 2]) / 2), us_min=t[0], reps=k)
-    got = np.load(os.path.join(outdir, "result.npy"))
     ref, rtol, atol = reference(name, dtype, xs, m)
-    if name == "recurrence":
-        rec["check"] = check_recurrence(got, xs[0], xs[1], rtol, atol)
+    if isinstance(ref, tuple):  # a tuple result: result.0.npy, result.1.npy, ...
+        got = None
+        for i, r in enumerate(ref):
+            rec["check"] = compare(np.load(os.path.join(outdir, f"result.{i}.npy")), r, rtol, atol)
+            if rec["check"] != "ok":
+                break
     else:
-        rec["check"] = compare(got, ref, rtol, atol)
+        got = np.load(os.path.join(outdir, "result.npy"))
+        if name == "recurrence":
+            rec["check"] = check_recurrence(got, xs[0], xs[1], rtol, atol)
+        else:
+            rec["check"] = compare(got, ref, rtol, atol)
     if name == "filter":
         rec["out_n"] = int(got.size)
     return rec
@@ -253,7 +300,7 @@ def main():
     for cid in ids:
         name, dtype, prog = CASES[cid][:3]
         exe = os.path.join(a.bin, prog)
-        ms = [int(v) for v in a.m.split(",") if v] if name in ("row_sums", "row_softmax") else [0]
+        ms = [int(v) for v in a.m.split(",") if v] if name in ROW_CASES else [0]
         for m in ms:
             if m > n:
                 continue
