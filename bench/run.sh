@@ -277,7 +277,7 @@ export TORCHINDUCTOR_CACHE_DIR=$ROOT/bench/bin/torch_cache/inductor TRITON_CACHE
 PY_COMMON=(--out "$RES/py.jsonl" --sizes "$SIZES")
 if part_begin peers 30; then
   PY=("${PY_COMMON[@]}" --compile "$([ $COMPILE = 1 ] && echo targets || echo none)")
-  [ "$BUDGET" != 0 ] && PY+=(--deadline $((T0 + BUDGET - RESERVE)))
+  [ "$BUDGET" != 0 ] && PY+=(--deadline $((T0 + BUDGET - RESERVE - 20))) # a compile may take 20 s
   PYTHONUNBUFFERED=1 timeout "$(cap 420)" python3 bench/peers_py.py "${PY[@]}" 2>>"$LOG"
   rc=$?
   part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
@@ -285,8 +285,8 @@ fi
 
 # ---- gpuc through the executable's -r/-t, at the largest size ----
 if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ] && part_begin exe 15; then
-  EXE=(--bin "$PBIN" --log2 "$TOP" --runs 7 --m 1024,32768 --out "$RES/gpuc.jsonl")
-  [ "$BUDGET" != 0 ] && EXE+=(--deadline $((T0 + BUDGET - RESERVE)))
+  EXE=(--bin "$PBIN" --log2 "$TOP" --runs 5 --m 1024,32768 --out "$RES/gpuc.jsonl")
+  [ "$BUDGET" != 0 ] && EXE+=(--deadline $((T0 + BUDGET - RESERVE - 15))) # a case takes up to 15 s
   timeout "$(cap 400)" python3 bench/paths/exe_bench.py "${EXE[@]}" 2>>"$LOG"
   rc=$?
   part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
@@ -295,7 +295,7 @@ fi
 # ---- torch.compile of the cases no target compares with ----
 if [ $COMPILE = 1 ] && part_begin compile 30; then
   PY=("${PY_COMMON[@]}" --only compile-rest)
-  [ "$BUDGET" != 0 ] && PY+=(--deadline $((T0 + BUDGET - RESERVE)))
+  [ "$BUDGET" != 0 ] && PY+=(--deadline $((T0 + BUDGET - RESERVE - 20)))
   PYTHONUNBUFFERED=1 timeout "$(cap 300)" python3 bench/peers_py.py "${PY[@]}" 2>>"$LOG"
   rc=$?
   part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"

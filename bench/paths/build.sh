@@ -42,7 +42,7 @@ one() { # one PROG: executable, library, harness
   mkdir -p "$d"
   "$GPUC" --arch="$ARCH" "bench/programs/$p.gdsl" -o "$OUT/$p" &&
   "$GPUC" --emit=lib --arch="$ARCH" "bench/programs/$p.gdsl" -o "$d/lib$p" &&
-  "$CC" -std=c11 -O2 -DLIB="$p" -include "$d/$p.h" -Iruntime bench/paths/lib_bench.c "$d/lib$p.a" "$RUNTIME" \
+  "$CC" -std=c11 -O2 -fopenmp -DLIB="$p" -include "$d/$p.h" -Iruntime bench/paths/lib_bench.c "$d/lib$p.a" "$RUNTIME" \
     -ldl -lpthread -lm -o "$OUT/lib_$p"
 }
 pids=()

@@ -20,7 +20,9 @@
  * more and its result checked against a host reference computed here. One
  * JSON line per case and size, src "gpuc_lib", as the other drivers write;
  * exit 1 when a call fails. */
+#ifndef _POSIX_C_SOURCE /* -fopenmp defines one */
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,6 +35,15 @@
 #ifndef LIB
 #error "compile with -DLIB=NAME -include DIR/NAME.h"
 #endif
+/* Loops over independent elements on every core where OpenMP is there
+ * (bench/paths/build.sh: -fopenmp): inputs of 2^28 values and their host
+ * references take seconds on one. */
+#ifdef _OPENMP
+#define PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define PARALLEL_FOR
+#endif
+
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 #define LIBF(x) CAT(LIB, CAT(_, x)) /* LIBF(new): scan_new */
@@ -203,6 +214,7 @@ static Input make_input(GpucContext *ctx, int k, int64_t rows, int64_t cols, uin
 {
     int64_t n = cols ? rows * cols : rows;
     Input in = { k, rows, cols, xmalloc((size_t)n * kind_size(k)), 0 };
+    PARALLEL_FOR
     for (int64_t i = 0; i < n; i++) {
         put(k, in.host, i, gen_value(seed, i, data, m));
     }
@@ -341,9 +353,11 @@ static double *reference(const Run *r, int64_t *count)
     *count = n;
     switch (c->op) {
     case OP_SAXPY:
+        PARALLEL_FOR
         for (int64_t i = 0; i < n; i++) { ref[i] = (double)(2.0f * (float)get(k, x, i) + (float)get(k, y, i)); }
         break;
     case OP_CHAIN:
+        PARALLEL_FOR
         for (int64_t i = 0; i < n; i++) {
             double a = get(k, x, i);
             ref[i] = exp(-a * a) * sin(get(k, y, i)) + 2.0 * a;
@@ -396,6 +410,7 @@ static double *reference(const Run *r, int64_t *count)
         break;
     }
     case OP_ROW_SUMS:
+        PARALLEL_FOR
         for (int64_t row = 0; row < n / r->m; row++) {
             double s = 0;
             for (int64_t j = 0; j < r->m; j++) { s += get(k, x, row * r->m + j); }
@@ -404,6 +419,7 @@ static double *reference(const Run *r, int64_t *count)
         *count = n / r->m;
         break;
     case OP_ROW_SOFTMAX:
+        PARALLEL_FOR
         for (int64_t row = 0; row < n / r->m; row++) {
             const int64_t o = row * r->m;
             double mx = -INFINITY, s = 0;
@@ -434,6 +450,7 @@ static double *reference(const Run *r, int64_t *count)
     }
     case OP_LAYER_NORM: {
         const void *w = r->in[1].host, *b = r->in[2].host;
+        PARALLEL_FOR
         for (int64_t row = 0; row < n / r->m; row++) {
             const int64_t o = row * r->m;
             double mu = 0, var = 0;
@@ -446,6 +463,7 @@ static double *reference(const Run *r, int64_t *count)
         break;
     }
     case OP_XENT:
+        PARALLEL_FOR
         for (int64_t row = 0; row < n / r->m; row++) {
             const int64_t o = row * r->m;
             double mx = -INFINITY, s = 0;
