@@ -6,11 +6,12 @@
 #   bench/run.sh --prepare      on the build machine: build every binary ahead (below)
 #
 # Before it, on the build machine (no GPU needed): scripts/build.sh build,
-# bench/gen.sh (the CUDA C of every bench/programs/*.gdsl into bench/gen/), and
-# either tests/gpu/prepare.sh (the install prefix .device/prefix) or
-# bench/run.sh --prepare (every binary built here into bench/gen/bin and
-# bench/gen/paths, for sm_90; nothing to build there). The device call carries
-# bench/gen and .device/prefix; build/ is not needed there.
+# bench/gen.sh (the CUDA C of every bench/programs/*.gdsl into bench/gen/),
+# tests/gpu/prepare.sh (the install prefix .device/prefix: gpuc and its
+# runtime for what is built there) and, optionally, bench/run.sh --prepare
+# (every binary built here into bench/gen/bin, for sm_90, about 36 MB; nothing
+# to build there). The device call carries bench/gen and .device/prefix;
+# build/ is not needed there.
 #
 # Parts, in order of priority; each prints its elapsed time, and with
 # --budget (default 560 s under the device tool, where $OUT is set; none
@@ -34,7 +35,9 @@
 #   ncu      with --ncu: one launch of the kernels of the largest misses.
 # torch.compile compiles each function once per shape, with Inductor's and
 # Triton's caches in bench/bin/torch_cache (kept on a warm machine).
-# Results go to --results DIR, else $OUT (the device tool), else
+# Results go to --results DIR, else $OUT (the device tool, which brings back
+# at most 8 files: machine.txt, records.jsonl (every measurement, one JSON
+# object a line), run.log, parts.txt, table.md, results.json, ncu.txt), else
 # bench/results/DATE (ignored). Exit status: report.py's (1 if any result is
 # wrong), or 2 on a bad command line.
 set -u
@@ -173,7 +176,7 @@ part_end() { # part_end STATUS_TEXT
 }
 not_run() { # not_run SRC CASE DTYPE N: a row that says the case ran out of time
   echo "{\"src\": \"$1\", \"case\": \"$2\", \"dtype\": \"$3\", \"n\": $4, \"m\": 0, \"check\": \"not run: out of time\"}" \
-    >>"$RES/gpuc.jsonl"
+    >>"$RES/records.jsonl"
 }
 
 # ---- the machine ----
@@ -213,7 +216,7 @@ part_end "$built built, $reused reused"
 
 # ---- CUB harness: the copy rate every ratio is of, first ----
 if [ -x "$BIN_CUB" ] && part_begin cub 20; then
-  CUB_ARGS=(--out "$RES/cub.jsonl" --sizes "$SIZES")
+  CUB_ARGS=(--out "$RES/records.jsonl" --sizes "$SIZES")
   [ $BIG = 1 ] && CUB_ARGS+=(--big)
   timeout "$(cap 240)" "$BIN_CUB" "${CUB_ARGS[@]}" 2>>"$LOG"
   rc=$?
@@ -230,10 +233,10 @@ run_cases() { # run_cases PART MIN_CASE_SECONDS SRC: reads "BIN CASE" lines; run
       continue
     fi
     if [ "$3" = gpuc ]; then
-      timeout "$(cap 120)" "$b" --case "$c" --out "$RES/gpuc.jsonl" --sizes "$SIZES" $([ $BIG = 1 ] && echo --big) \
+      timeout "$(cap 120)" "$b" --case "$c" --out "$RES/records.jsonl" --sizes "$SIZES" $([ $BIG = 1 ] && echo --big) \
         </dev/null 2>>"$LOG"
     else
-      timeout "$(cap 120)" "$b" --case "$c" --log2 "$TOP" --m 1024,32768 --out "$RES/gpuc.jsonl" </dev/null 2>>"$LOG"
+      timeout "$(cap 120)" "$b" --case "$c" --log2 "$TOP" --m 1024,32768 --out "$RES/records.jsonl" </dev/null 2>>"$LOG"
     fi
     rc=$?
     ran=$((ran + 1))
@@ -243,9 +246,9 @@ run_cases() { # run_cases PART MIN_CASE_SECONDS SRC: reads "BIN CASE" lines; run
       local what="error: exit $rc"
       [ $rc = 124 ] && what="not run: out of time (cut)"
       if [ "$3" = gpuc ]; then
-        echo "{\"src\": \"gpuc\", \"case\": \"$c\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"$what\"}" >>"$RES/gpuc.jsonl"
+        echo "{\"src\": \"gpuc\", \"case\": \"$c\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"$what\"}" >>"$RES/records.jsonl"
       else
-        echo "{\"src\": \"$3\", \"case\": \"${c%_*}\", \"dtype\": \"${c##*_}\", \"n\": $((1 << TOP)), \"m\": 0, \"check\": \"$what\"}" >>"$RES/gpuc.jsonl"
+        echo "{\"src\": \"$3\", \"case\": \"${c%_*}\", \"dtype\": \"${c##*_}\", \"n\": $((1 << TOP)), \"m\": 0, \"check\": \"$what\"}" >>"$RES/records.jsonl"
       fi
     fi
   done
@@ -256,7 +259,7 @@ if [ $PEERS_ONLY = 0 ] && part_begin header 10; then
   for p in "${PROGS[@]}"; do
     b=$(binary "$p")/bench_$p
     if [ ! -x "$b" ]; then
-      echo "{\"src\": \"gpuc\", \"case\": \"$p\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"error: driver did not build\"}" >>"$RES/gpuc.jsonl"
+      echo "{\"src\": \"gpuc\", \"case\": \"$p\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"error: driver did not build\"}" >>"$RES/records.jsonl"
       continue
     fi
     for c in $("$b" --list); do echo "$b $c"; done
@@ -274,7 +277,7 @@ fi
 
 # ---- Python peers: CuPy, torch eager, torch.compile where a target compares with it ----
 export TORCHINDUCTOR_CACHE_DIR=$ROOT/bench/bin/torch_cache/inductor TRITON_CACHE_DIR=$ROOT/bench/bin/torch_cache/triton
-PY_COMMON=(--out "$RES/py.jsonl" --sizes "$SIZES")
+PY_COMMON=(--out "$RES/records.jsonl" --sizes "$SIZES")
 if part_begin peers 30; then
   PY=("${PY_COMMON[@]}" --compile "$([ $COMPILE = 1 ] && echo targets || echo none)")
   [ "$BUDGET" != 0 ] && PY+=(--deadline $((T0 + BUDGET - RESERVE - 20))) # a compile may take 20 s
@@ -285,7 +288,7 @@ fi
 
 # ---- gpuc through the executable's -r/-t, at the largest size ----
 if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ] && part_begin exe 15; then
-  EXE=(--bin "$PBIN" --log2 "$TOP" --runs 5 --m 1024,32768 --out "$RES/gpuc.jsonl")
+  EXE=(--bin "$PBIN" --log2 "$TOP" --runs 5 --m 1024,32768 --out "$RES/records.jsonl")
   [ "$BUDGET" != 0 ] && EXE+=(--deadline $((T0 + BUDGET - RESERVE - 15))) # a case takes up to 15 s
   timeout "$(cap 400)" python3 bench/paths/exe_bench.py "${EXE[@]}" 2>>"$LOG"
   rc=$?
@@ -303,7 +306,7 @@ fi
 
 # ---- report (before the profiles, so a slow profiler loses nothing) ----
 say "report"
-python3 bench/report.py "$RES" --json "$RES/results.json" --full "$RES/table_full.md" >"$RES/table.md"
+python3 bench/report.py "$RES" --json "$RES/results.json" >"$RES/table.md"
 rc=$?
 
 # ---- profiles of the largest misses ----
