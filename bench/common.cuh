@@ -118,7 +118,7 @@ inline bool g_once = false;
 /* Time f() with an event pair around each call, after warm-up calls; reps
  * adapt to the duration (at least 10, at most max_reps, about budget_ms). */
 template <typename F>
-Timing time_it(F f, int max_reps = 200, double budget_ms = 40.0)
+Timing time_it(F f, int max_reps = 200, double budget_ms = 20.0)
 {
     if (g_once) {
         f();

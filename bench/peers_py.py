@@ -6,11 +6,21 @@ dot, boolean-mask compaction, row sums) and PyTorch, eager and torch.compile
 (saxpy, exp(-x*x)*sin(y)+2x, sum, max, dot, sum of squares, cumsum, logsumexp,
 softmax statistics (max and sum of exp), mean/var, compaction by boolean mask,
 row sums and row softmax on 2-D arrays), each with CUDA events around every
-call: the median of many calls after warm-up, on random data. torch.compile
-runs with static shapes at 2^20 and 2^28 elements and on the 2-D
-arrays (one compile per function, dtype and size); compile time is not timed. Writes JSON lines (bench/report.py reads them).
+call: the median of many calls (about 20 ms of GPU time) after warm-up, on
+random data. torch.compile runs with static shapes at the largest size and on
+the 2-D arrays (one compile per function, dtype and shape; Inductor's and
+Triton's caches where TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR say, so a
+second run on the same machine compiles nothing); compile time is not timed.
+Writes JSON lines (bench/report.py reads them).
 
-    python3 bench/peers_py.py [--out FILE] [--sizes 10,12,...,28] [--no-compile]
+    python3 bench/peers_py.py [--out FILE] [--sizes 10,12,...,28] [--compile targets|all|none]
+                              [--only torch|cupy|rows|compile-rest] [--deadline EPOCH_SECONDS]
+
+--compile targets compiles only the functions a target of bench/report.py
+compares with (COMPILE_TARGETS); --only compile-rest then compiles and times
+the others (no eager, no CuPy), which bench/run.sh runs last. With --deadline,
+work that would start after it is not run and says so (a record whose check
+is "not run: out of time").
 """
 import argparse
 import json
@@ -20,7 +30,15 @@ import sys
 import time
 
 ROW_LENGTHS = (256, 1024, 4096, 32768, 262144)
-COMPILE_SIZES = {1 << 20, 1 << 28}
+# the torch.compile twins a target compares with (bench/report.py, issue 16):
+# logsumexp and softmax statistics, mean/variance, the chain, row softmax,
+# LayerNorm and cross-entropy; the rest are compiled by --only compile-rest
+COMPILE_TARGETS = {"chain", "lse", "stats", "meanvar", "row_softmax", "layer_norm", "xent"}
+DEADLINE = None  # --deadline: time.time() after which nothing new starts
+
+
+def out_of_time():
+    return DEADLINE is not None and time.time() > DEADLINE
 
 
 def median(v):
@@ -32,6 +50,7 @@ def median(v):
 class Bench:
     def __init__(self, out):
         self.out = out
+        self.skipped = 0
         self.torch = None
         self.cupy = None
 
@@ -46,7 +65,12 @@ class Bench:
         print(f"  {src:14s} {case:16s} {dtype:4s} n={n:<11d} m={m:<6d} {us:10.2f} us  {check}",
               file=sys.stderr, flush=True)
 
-    def time_torch(self, f, budget_ms=40.0, max_reps=200):
+    def not_run(self, src, case, dtype, n, m):
+        """a record for a case the deadline left out"""
+        self.skipped += 1
+        self.emit(src, case, dtype, n, m, None, "not run: out of time")
+
+    def time_torch(self, f, budget_ms=20.0, max_reps=200):
         torch = self.torch
         e0 = torch.cuda.Event(enable_timing=True)
         e1 = torch.cuda.Event(enable_timing=True)
@@ -67,7 +91,7 @@ class Bench:
             ts.append(e0.elapsed_time(e1) * 1000.0)
         return (median(ts), min(ts), reps)
 
-    def time_cupy(self, f, budget_ms=40.0, max_reps=200):
+    def time_cupy(self, f, budget_ms=20.0, max_reps=200, min_reps=10):
         cp = self.cupy
         e0 = cp.cuda.Event()
         e1 = cp.cuda.Event()
@@ -78,7 +102,7 @@ class Bench:
         e1.record()
         e1.synchronize()
         ms = cp.cuda.get_elapsed_time(e0, e1)
-        reps = max(10, min(max_reps, int(budget_ms / ms) if ms > 0 else max_reps))
+        reps = max(min_reps, min(max_reps, int(budget_ms / ms) if ms > 0 else max_reps))
         ts = []
         for _ in range(reps):
             e0.record()
@@ -89,7 +113,10 @@ class Bench:
         return (median(ts), min(ts), reps)
 
 
-def run_torch(b, sizes, compile_on, row_total):
+def run_torch(b, sizes, compile_names, row_total, eager_on=True):
+    """eager (unless not eager_on) at every size; torch.compile of the
+    functions in compile_names (None: all) at the largest size and on the
+    2-D arrays"""
     import torch
     b.torch = torch
     dev = "cuda"
@@ -108,7 +135,8 @@ def run_torch(b, sizes, compile_on, row_total):
     # torch.compile with static shapes, one compile per (function, dtype,
     # size): with dynamic=True Inductor sizes its reductions from the first
     # call's (small) shape and runs a 2^28 sum at ~14 GB/s, which is not what
-    # a user of one size gets. Compiles run only at COMPILE_SIZES (and 2-D).
+    # a user of one size gets. Compiles run only at the largest size (and 2-D).
+    top = 1 << max(sizes)
     for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
                  "accumulated_recompile_limit"):
         if hasattr(torch._dynamo.config, knob):
@@ -172,10 +200,18 @@ def run_torch(b, sizes, compile_on, row_total):
 
     def bench_pair(case, dt, n, m, eager_f, comp_name, comp_f, args, check=None):
         """eager and (optionally) compiled, same arguments; check compiled
-        against eager (allclose) on the first size."""
-        t = b.time_torch(lambda: eager_f(*args))
-        b.emit("torch", case, dt, n, m, t)
-        if compile_on and comp_f is not None and (m or n in COMPILE_SIZES):
+        against eager (allclose)."""
+        want_c = comp_f is not None and (compile_names is None or comp_name in compile_names) and (m or n == top)
+        if out_of_time():
+            if eager_on:
+                b.not_run("torch", case, dt, n, m)
+            if want_c:
+                b.not_run("torch_compile", case, dt, n, m)
+            return
+        if eager_on:
+            t = b.time_torch(lambda: eager_f(*args))
+            b.emit("torch", case, dt, n, m, t)
+        if want_c:
             key = f"{comp_name}:{dt}:{n}:{m}"
             cf = get_c(key, comp_f)
             first = key not in ctime
@@ -221,7 +257,7 @@ def run_torch(b, sizes, compile_on, row_total):
             bench_pair("sum", dt, n, 0, tsum, "sum", tsum if cmp else None, (xd,))
             bench_pair("max", dt, n, 0, tmax, "max", tmax if cmp else None, (xd,))
             bench_pair("scan_incl", dt, n, 0, cumsum, "cumsum", cumsum if dt != "f64" else None, (xd,))
-            if dt in ("f32", "i32"):
+            if dt in ("f32", "i32") and eager_on and not out_of_time():
                 kept = int((xd > 0).sum())
                 t = b.time_torch(lambda: compact(xd))
                 b.emit("torch", "filter", dt, n, 0, t, out_n=kept)
@@ -244,6 +280,9 @@ def run_torch(b, sizes, compile_on, row_total):
 
 
 def run_cupy(b, sizes, row_total):
+    if out_of_time():
+        b.not_run("cupy", "all", "-", 0, 0)
+        return
     import cupy as cp
     b.cupy = cp
     cdt = {"f32": cp.float32, "f64": cp.float64, "i32": cp.int32, "i64": cp.int64}
@@ -273,7 +312,7 @@ def run_cupy(b, sizes, row_total):
         ref = float(cp.dot(x.astype(cp.float64), y.astype(cp.float64)))
         got = float(dot_k(x, y))
         chk = "ok" if abs(got - ref) <= 1e-4 * n ** 0.5 + 1e-3 * abs(ref) else f"WRONG {got} vs {ref}"
-        t = b.time_cupy(lambda: dot_k(x, y), budget_ms=200.0, max_reps=20)
+        t = b.time_cupy(lambda: dot_k(x, y), budget_ms=200.0, max_reps=20, min_reps=3)
         b.emit("cupy", "dot", "f32", n, 0, t, chk)
         del y, z
         for dt in ("f32", "f64", "i32", "i64"):
@@ -339,6 +378,11 @@ def run_rows_nn(b, row_total, compile_on, softmax_too=False, flat_too=False):
         return torch.exp(-x * x) * torch.sin(y) + 2 * x
 
     def pair(case, n, m, f, args):
+        if out_of_time():
+            b.not_run("torch", case, "f32", n, m)
+            if compile_on:
+                b.not_run("torch_compile", case, "f32", n, m)
+            return
         b.emit("torch", case, "f32", n, m, b.time_torch(lambda: f(*args)))
         if not compile_on:
             return
@@ -399,10 +443,20 @@ def main():
     ap.add_argument("--out", default="-")
     ap.add_argument("--sizes", default=",".join(str(k) for k in range(10, 29, 2)))
     ap.add_argument("--rows-total", type=int, default=None, help="log2 of the 2-D arrays' elements (default: largest size)")
-    ap.add_argument("--no-compile", action="store_true")
-    ap.add_argument("--only", choices=("torch", "cupy", "rows"), default=None,
-                    help="rows: only run_rows_nn (row softmax, LayerNorm, cross-entropy, var_mean, chain; bench/try_rows.sh)")
+    ap.add_argument("--no-compile", action="store_true", help="the same as --compile none")
+    ap.add_argument("--compile", choices=("targets", "all", "none"), default="all",
+                    help="which torch.compile twins to time (targets: those a target compares with)")
+    ap.add_argument("--only", choices=("torch", "cupy", "rows", "compile-rest"), default=None,
+                    help="rows: only run_rows_nn (row softmax, LayerNorm, cross-entropy, var_mean, chain; "
+                         "bench/try_rows.sh); compile-rest: only the torch.compile twins --compile targets leaves out")
+    ap.add_argument("--deadline", type=float, default=None, help="epoch seconds after which nothing new starts")
     args = ap.parse_args()
+    global DEADLINE
+    DEADLINE = args.deadline
+    if args.no_compile:
+        args.compile = "none"
+    compile_on = args.compile != "none"
+    names = COMPILE_TARGETS if args.compile == "targets" else None
     sizes = [int(s) for s in args.sizes.split(",") if s]
     row_total = 1 << (args.rows_total if args.rows_total else max(sizes))
     out = sys.stdout if args.out == "-" else open(args.out, "a")
@@ -414,9 +468,18 @@ def main():
         except Exception as e:  # noqa: BLE001
             print(f"peers_py: cupy failed: {e!r}", file=sys.stderr)
             rc = 1
+    if args.only == "compile-rest":
+        rest = {"saxpy", "dot", "sumsq", "sum", "max", "cumsum", "row_sums"}
+        try:
+            run_torch(b, [max(sizes)], rest, row_total, eager_on=False)
+        except Exception as e:  # noqa: BLE001
+            import traceback
+            traceback.print_exc()
+            print(f"peers_py: torch.compile failed: {e!r}", file=sys.stderr)
+            rc = 1
     if args.only in (None, "rows"):
         try:
-            run_rows_nn(b, row_total, not args.no_compile, softmax_too=args.only == "rows", flat_too=args.only == "rows")
+            run_rows_nn(b, row_total, compile_on, softmax_too=args.only == "rows", flat_too=args.only == "rows")
         except Exception as e:  # noqa: BLE001
             import traceback
             traceback.print_exc()
@@ -424,12 +487,14 @@ def main():
             rc = 1
     if args.only in (None, "torch"):
         try:
-            run_torch(b, sizes, not args.no_compile, row_total)
+            run_torch(b, sizes, names if compile_on else set(), row_total)
         except Exception as e:  # noqa: BLE001
             import traceback
             traceback.print_exc()
             print(f"peers_py: torch failed: {e!r}", file=sys.stderr)
             rc = 1
+    if b.skipped:
+        print(f"peers_py: {b.skipped} measurement(s) not run: out of time", file=sys.stderr)
     return rc
 
 

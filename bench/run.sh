@@ -1,30 +1,45 @@
 #!/usr/bin/env bash
 # bench/run.sh: the one command of gpuc's benchmark suite, run on the GPU machine.
 #
-#   bench/run.sh [--peers-only] [--no-compile] [--no-paths] [--ncu] [--sizes 10,12,...,28] [--results DIR]
+#   bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu]
+#                [--sizes 10,12,...,28] [--results DIR]
+#   bench/run.sh --prepare      on the build machine: build every binary ahead (below)
 #
-# Before it, on the build machine (no GPU needed): scripts/build.sh build and
-# bench/gen.sh, which writes the CUDA C of every bench/programs/*.gdsl into
-# bench/gen/ (ignored; carried to the GPU machine with the call). Here it:
-#   1. records the machine (nvidia-smi, nvcc, python packages);
-#   2. builds, in parallel, the CUB harness (bench/peers_cub.cu) and one gpuc
-#      driver per program (bench/gpuc/bench_PROG.cu with bench/gen/PROG.cu),
-#      reusing binaries in bench/bin that are newer than their sources and run;
-#      and (bench/paths/build.sh, needs build/ carried) each program's
-#      executable and --emit=lib library with its C harness;
-#   3. runs the CUB harness (copy bandwidth, CUB, the seed matmul, cuBLAS),
-#      every gpuc case in its own process (a crash loses one case), the same
-#      cases at the largest size through the library (bench/paths/lib_bench.c)
-#      and the executable's -r/-t (bench/paths/exe_bench.py; row cases at rows
-#      of 1024 and 32768) unless --no-paths (they add about 3-4 minutes), and the Python peers (CuPy, PyTorch eager and torch.compile);
-#   4. writes the table (bench/report.py: table.md, results.json) and the log
-#      into the results folder: --results DIR, else $OUT when set (the device
-#      tool), else bench/results/DATE (ignored);
-#   5. with --ncu, profiles one launch of the kernels of the largest misses
-#      (ncu, sections SpeedOfLight, MemoryWorkloadAnalysis, Occupancy and
-#      WarpStateStats, 2^26 elements)
-#      into ncu.txt; then prints the table.
-# Exit status: report.py's (1 if any result is wrong), or 2 if nothing ran.
+# Before it, on the build machine (no GPU needed): scripts/build.sh build,
+# bench/gen.sh (the CUDA C of every bench/programs/*.gdsl into bench/gen/),
+# tests/gpu/prepare.sh (the install prefix .device/prefix: gpuc and its
+# runtime for what is built there) and, optionally, bench/run.sh --prepare
+# (every binary built here into bench/gen/bin, for sm_90, about 36 MB; nothing
+# to build there). The device call carries bench/gen and .device/prefix;
+# build/ is not needed there.
+#
+# Parts, in order of priority; each prints its elapsed time, and with
+# --budget (default 560 s under the device tool, where $OUT is set; none
+# otherwise) a part or case that would start with too little time left is
+# not run and says so ("not run: out of time"), and a running one is cut at
+# the budget, so the report (kept RESERVE seconds for) always comes out:
+#   build    the CUB harness (bench/peers_cub.cu), one gpuc driver per program
+#            (bench/gpuc/bench_PROG.cu with bench/gen/PROG.cu), and each
+#            program's executable, --emit=lib library and library harness
+#            (bench/paths/build.sh, gpuc from build/ or .device/prefix), in
+#            parallel; a binary whose sources' checksum matches the one it was
+#            built from (here or by --prepare) is reused;
+#   cub      copy rate, CUB, the seed matmul, cuBLAS;
+#   header   every gpuc case through the --emit=cuda drivers, one process a case;
+#   lib      every case at the largest size through the library (bench/paths/lib_bench.c);
+#   peers    CuPy, torch eager, and torch.compile where a target compares with it;
+#   exe      every case at the largest size through the executable's -r/-t
+#            (bench/paths/exe_bench.py);
+#   compile  torch.compile of the other cases (after everything the targets need);
+#   report   bench/report.py: table.md, results.json (the parts' times included);
+#   ncu      with --ncu: one launch of the kernels of the largest misses.
+# torch.compile compiles each function once per shape, with Inductor's and
+# Triton's caches in bench/bin/torch_cache (kept on a warm machine).
+# Results go to --results DIR, else $OUT (the device tool, which brings back
+# at most 8 files: machine.txt, records.jsonl (every measurement, one JSON
+# object a line), run.log, parts.txt, table.md, results.json, ncu.txt), else
+# bench/results/DATE (ignored). Exit status: report.py's (1 if any result is
+# wrong), or 2 on a bad command line.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -33,30 +48,138 @@ PEERS_ONLY=0
 PATHS=1
 COMPILE=1
 NCU=0
+BIG=0
+PREPARE=0
 RES=""
+BUDGET=""
+RESERVE=25 # seconds kept for the report and the table
+usage() {
+  echo "usage: bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu] [--sizes LIST] [--results DIR]" >&2
+  echo "       bench/run.sh --prepare" >&2
+  exit 2
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --peers-only) PEERS_ONLY=1 ;;
     --no-compile) COMPILE=0 ;;
     --no-paths) PATHS=0 ;;
+    --big) BIG=1 ;;
     --ncu) NCU=1 ;;
-    --sizes) SIZES=$2; shift ;;
-    --results) RES=$2; shift ;;
-    *) echo "usage: bench/run.sh [--peers-only] [--no-compile] [--no-paths] [--ncu] [--sizes LIST] [--results DIR]" >&2; exit 2 ;;
+    --prepare) PREPARE=1 ;;
+    --budget) [ $# -ge 2 ] || usage; BUDGET=$2; shift ;;
+    --sizes) [ $# -ge 2 ] || usage; SIZES=$2; shift ;;
+    --results) [ $# -ge 2 ] || usage; RES=$2; shift ;;
+    *) usage ;;
   esac
   shift
 done
-# under the device tool, results go straight to $OUT (at most 8 files come back)
+case "$BUDGET" in
+  "") if [ -n "${OUT:-}" ] && [ $PREPARE = 0 ]; then BUDGET=560; else BUDGET=0; fi ;;
+  *[!0-9]*) echo "bench/run.sh: --budget: expected whole seconds, found '$BUDGET'" >&2; exit 2 ;;
+esac
+if [ "$BUDGET" != 0 ] && [ "$BUDGET" -lt $((RESERVE + 30)) ]; then
+  echo "bench/run.sh: --budget $BUDGET leaves no time for anything after the report's $RESERVE s" >&2
+  exit 2
+fi
+TOP=$(echo "$SIZES" | tr ',' '\n' | sort -n | tail -1)
+export PATH=$PATH:/usr/local/cuda/bin
+export NVIDIA_TF32_OVERRIDE=0 # cuBLAS SGEMM in plain FP32, as gpuc's f32 product
+NVCC_FLAGS="-O3 -std=c++17 -arch=sm_90 -lineinfo"
+PROGS=()
+for src in bench/gpuc/bench_*.cu; do p=$(basename "$src" .cu); PROGS+=("${p#bench_}"); done
+# the programs whose cases also run through the library and the executable
+PATH_PROGS=(elementwise reduce scan filter stats rows rows_nn)
+
+# ---- binaries: built here or ahead, reused while their sources' checksum holds ----
+sources_of() { # sources_of NAME: the files a binary is built from
+  case "$1" in
+    peers_cub) echo bench/peers_cub.cu bench/common.cuh ;;
+    paths) # the emitted CUDA C stands for the compiler's output: a new backend, a new bench/gen
+      echo bench/paths/build.sh bench/paths/lib_bench.c
+      for p in "${PATH_PROGS[@]}"; do echo "bench/programs/$p.gdsl" "bench/gen/$p.cu"; done ;;
+    *) echo "bench/gpuc/bench_$1.cu" "bench/gen/$1.cu" bench/gpuc/driver.cuh bench/common.cuh ;;
+  esac
+}
+checksum() { # checksum NAME: of its sources and the flags
+  { echo "$NVCC_FLAGS"; cat $(sources_of "$1") 2>/dev/null; } | sha1sum | cut -d' ' -f1
+}
+is_built() { # is_built DIR NAME: DIR/NAME.sum matches the sources
+  [ -f "$1/$2.sum" ] && [ "$(cat "$1/$2.sum")" = "$(checksum "$2")" ]
+}
+build_one() { # build_one DIR NAME: into DIR, then the checksum; a log in DIR/NAME.log
+  local d=$1 n=$2 ok=1
+  rm -f "$d/$n.sum"
+  case "$n" in
+    peers_cub) nvcc $NVCC_FLAGS -o "$d/peers_cub" bench/peers_cub.cu -lcublas >"$d/$n.log" 2>&1 || ok=0 ;;
+    paths) bench/paths/build.sh --out "$d/paths" "${PATH_PROGS[@]}" >"$d/$n.log" 2>&1 || ok=0 ;;
+    *)
+      if [ ! -f "bench/gen/$n.cu" ]; then echo "no bench/gen/$n.cu (bench/gen.sh)" >"$d/$n.log"; return 1; fi
+      nvcc $NVCC_FLAGS -DGPUC_CUDA_HOST -include "bench/gen/$n.cu" -o "$d/bench_$n" "bench/gpuc/bench_$n.cu" -lcublas \
+        >"$d/$n.log" 2>&1 || ok=0 ;;
+  esac
+  [ $ok = 1 ] && checksum "$n" >"$d/$n.sum"
+  [ $ok = 1 ]
+}
+
+if [ $PREPARE = 1 ]; then
+  # on the build machine: everything into bench/gen (carried with it), for sm_90
+  D=bench/gen/bin
+  mkdir -p "$D"
+  T0=$(date +%s)
+  pids=()
+  for n in peers_cub "${PROGS[@]}" paths; do
+    if is_built "$D" "$n"; then echo "prepare: $n is up to date"; continue; fi
+    (build_one "$D" "$n" && echo "prepare: built $n" || { echo "prepare: $n FAILED:"; tail -5 "$D/$n.log"; exit 1; }) &
+    pids+=($!)
+  done
+  rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  # the harnesses are linked: the libraries' archives are not needed there
+  rm -rf "$D/paths/lib"/*/*.a "$D/paths/lib"/*/*.so
+  echo "prepare: $(du -sh bench/gen | cut -f1) in bench/gen ($(($(date +%s) - T0)) s, exit $rc)"
+  exit $rc
+fi
+
 if [ -z "$RES" ]; then
   if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then RES=$OUT; else RES=$ROOT/bench/results/$(date -u +%Y%m%d-%H%M%S); fi
 fi
 mkdir -p "$RES" bench/bin
 LOG=$RES/run.log
+PARTS=$RES/parts.txt
 : >"$LOG"
+: >"$PARTS"
 T0=$(date +%s)
 say() { echo "[bench $(($(date +%s) - T0))s] $*" | tee -a "$LOG" >&2; }
+left() { # seconds left before the report's reserve (a large number without a budget)
+  if [ "$BUDGET" = 0 ]; then echo 1000000; else echo $((BUDGET - RESERVE - ($(date +%s) - T0))); fi
+}
+cap() { # cap SECONDS: SECONDS, or less when the budget has less left
+  local l; l=$(left)
+  if [ "$l" -lt "$1" ]; then echo "$l"; else echo "$1"; fi
+}
+PART_T0=0
+PART=""
+part_begin() { # part_begin NAME MIN_SECONDS: 0 if the part runs, 1 (and a line) if out of time
+  PART=$1
+  PART_T0=$(date +%s)
+  if [ "$(left)" -lt "$2" ]; then
+    say "$1: not run: out of time ($(left) s left of the budget, at least $2 s needed)"
+    echo "$1 | 0 | not run: out of time" >>"$PARTS"
+    return 1
+  fi
+  say "$1: start"
+}
+part_end() { # part_end STATUS_TEXT
+  local s=$(($(date +%s) - PART_T0))
+  say "$PART: done in $s s ($1)"
+  echo "$PART | $s | $1" >>"$PARTS"
+}
+not_run() { # not_run SRC CASE DTYPE N: a row that says the case ran out of time
+  echo "{\"src\": \"$1\", \"case\": \"$2\", \"dtype\": \"$3\", \"n\": $4, \"m\": 0, \"check\": \"not run: out of time\"}" \
+    >>"$RES/records.jsonl"
+}
 
-# ---- 1. the machine ----
+# ---- the machine ----
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv,noheader 2>/dev/null
   nvcc --version 2>/dev/null | grep -o 'release [0-9.]*'
@@ -64,138 +187,150 @@ say() { echo "[bench $(($(date +%s) - T0))s] $*" | tee -a "$LOG" >&2; }
   python3 -c 'import torch, cupy, triton; print("torch", torch.__version__, "cupy", cupy.__version__, "triton", triton.__version__)' 2>/dev/null
   date -u +%Y-%m-%dT%H:%M:%SZ
 } >"$RES/machine.txt"
-say "machine: $(tr '\n' ';' <"$RES/machine.txt")"
+say "machine: $(tr '\n' ';' <"$RES/machine.txt") budget ${BUDGET} s"
 nvidia-smi >>"$LOG" 2>&1
 
-# ---- 2. build ----
-NVCC_FLAGS="-O3 -std=c++17 -arch=sm_90 -lineinfo"
-fresh() { # fresh BIN SRC...: BIN exists, is newer than every SRC, and runs
-  local b=$1; shift
-  [ -x "$b" ] || return 1
-  for s in "$@"; do [ "$b" -nt "$s" ] || return 1; done
-  "$b" --list >/dev/null 2>&1
+# ---- build (nothing runs on the GPU meanwhile) ----
+BIN=bench/bin
+PBIN=bench/bin/paths
+binary() { # binary NAME: where NAME's binaries are (prepared in bench/gen/bin, or built in bench/bin)
+  if is_built bench/gen/bin "$1"; then echo bench/gen/bin; else echo bench/bin; fi
 }
-BLD=$(mktemp -d)
+part_begin build 30
 pids=()
-if ! fresh bench/bin/peers_cub bench/peers_cub.cu bench/common.cuh; then
-  say "building peers_cub"
-  (nvcc $NVCC_FLAGS -o bench/bin/peers_cub bench/peers_cub.cu -lcublas >"$BLD/peers_cub.log" 2>&1 ||
-    echo "build failed: peers_cub" >>"$BLD/failed") &
+NEED=(peers_cub)
+[ $PEERS_ONLY = 0 ] && NEED+=("${PROGS[@]}")
+[ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ] && NEED+=(paths)
+built=0 reused=0
+for n in "${NEED[@]}"; do
+  if is_built bench/gen/bin "$n" || is_built bench/bin "$n"; then reused=$((reused + 1)); continue; fi
+  (build_one bench/bin "$n" || say "build failed: $n (bench/bin/$n.log)") &
   pids+=($!)
-fi
-PROGS=()
-if [ $PEERS_ONLY = 0 ]; then
-  for src in bench/gpuc/bench_*.cu; do
-    p=$(basename "$src" .cu); p=${p#bench_}
-    gen=bench/gen/$p.cu
-    if [ ! -f "$gen" ]; then
-      say "no generated CUDA C for $p ($gen): its cases are not available"
-      continue
-    fi
-    PROGS+=("$p")
-    if ! fresh "bench/bin/bench_$p" "$src" "$gen" bench/gpuc/driver.cuh bench/common.cuh; then
-      say "building bench_$p"
-      (nvcc $NVCC_FLAGS -DGPUC_CUDA_HOST -include "$gen" -o "bench/bin/bench_$p" "$src" \
-         >"$BLD/$p.log" 2>&1 || echo "build failed: bench_$p" >>"$BLD/failed") &
-      pids+=($!)
-    fi
-  done
-fi
-# the other two paths of the programs that have path cases (bench/paths/)
-PATH_PROGS=(elementwise reduce scan filter rows)
-if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ]; then
-  say "building the executables and --emit=lib libraries (bench/paths/build.sh)"
-  (bench/paths/build.sh --out bench/bin/paths "${PATH_PROGS[@]}" >"$BLD/paths.log" 2>&1 ||
-    echo "build failed: some paths (bench/paths/build.sh)" >>"$BLD/failed") &
-  pids+=($!)
-fi
+  built=$((built + 1))
+done
 for p in "${pids[@]}"; do wait "$p"; done
-say "builds done"
-for f in "$BLD"/*.log; do [ -s "$f" ] && { echo "== build log $(basename "$f")"; grep -v "Warning: The 'compute" "$f"; } >>"$LOG"; done
-[ -f "$BLD/failed" ] && { cat "$BLD/failed" | tee -a "$LOG" >&2; }
+for n in "${NEED[@]}"; do [ -s "bench/bin/$n.log" ] && { echo "== build log $n"; grep -v "Warning: The 'compute" "bench/bin/$n.log"; } >>"$LOG"; done
+BIN_CUB=$(binary peers_cub)/peers_cub
+PBIN=$(binary paths)/paths
+part_end "$built built, $reused reused"
 
-# ---- 3. run ----
-if [ -x bench/bin/peers_cub ]; then
-  say "CUB harness, copy bandwidth, seed matmul, cuBLAS"
-  timeout 300 bench/bin/peers_cub --out "$RES/cub.jsonl" --sizes "$SIZES" --big 2>>"$LOG" ||
-    say "peers_cub failed: exit $?"
+# ---- CUB harness: the copy rate every ratio is of, first ----
+if [ -x "$BIN_CUB" ] && part_begin cub 20; then
+  CUB_ARGS=(--out "$RES/records.jsonl" --sizes "$SIZES")
+  [ $BIG = 1 ] && CUB_ARGS+=(--big)
+  timeout "$(cap 240)" "$BIN_CUB" "${CUB_ARGS[@]}" 2>>"$LOG"
+  rc=$?
+  part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
 fi
-if [ $PEERS_ONLY = 0 ]; then
-  for p in "${PROGS[@]}"; do
-    b=bench/bin/bench_$p
-    if [ ! -x "$b" ]; then
-      echo "{\"src\": \"gpuc\", \"case\": \"$p\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"error: driver did not build\"}" >>"$RES/gpuc.jsonl"
+
+# ---- gpuc through the --emit=cuda header: every case in its own process ----
+run_cases() { # run_cases PART MIN_CASE_SECONDS SRC: reads "BIN CASE" lines; runs each with the budget
+  local ran=0 failed=0 skipped=0 b c rc
+  while read -r b c; do
+    if [ "$(left)" -lt "$2" ]; then
+      not_run "$3" "$c" - 0
+      skipped=$((skipped + 1))
       continue
     fi
-    for c in $("$b" --list); do
-      say "gpuc $p/$c"
-      timeout 120 "$b" --case "$c" --out "$RES/gpuc.jsonl" --sizes "$SIZES" --big 2>>"$LOG"
-      rc=$?
-      if [ $rc != 0 ]; then
-        say "gpuc $p/$c failed: exit $rc"
-        echo "{\"src\": \"gpuc\", \"case\": \"$c\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"error: exit $rc\"}" >>"$RES/gpuc.jsonl"
+    if [ "$3" = gpuc ]; then
+      timeout "$(cap 120)" "$b" --case "$c" --out "$RES/records.jsonl" --sizes "$SIZES" $([ $BIG = 1 ] && echo --big) \
+        </dev/null 2>>"$LOG"
+    else
+      timeout "$(cap 120)" "$b" --case "$c" --log2 "$TOP" --m 1024,32768 --out "$RES/records.jsonl" </dev/null 2>>"$LOG"
+    fi
+    rc=$?
+    ran=$((ran + 1))
+    if [ $rc != 0 ]; then
+      failed=$((failed + 1))
+      say "$1 $c failed: exit $rc"
+      local what="error: exit $rc"
+      [ $rc = 124 ] && what="not run: out of time (cut)"
+      if [ "$3" = gpuc ]; then
+        echo "{\"src\": \"gpuc\", \"case\": \"$c\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"$what\"}" >>"$RES/records.jsonl"
+      else
+        echo "{\"src\": \"$3\", \"case\": \"${c%_*}\", \"dtype\": \"${c##*_}\", \"n\": $((1 << TOP)), \"m\": 0, \"check\": \"$what\"}" >>"$RES/records.jsonl"
       fi
-    done
+    fi
   done
+  [ $skipped -gt 0 ] && say "$1: $skipped case(s) not run: out of time"
+  part_end "$ran run, $failed failed, $skipped not run (out of time)"
+}
+if [ $PEERS_ONLY = 0 ] && part_begin header 10; then
+  for p in "${PROGS[@]}"; do
+    b=$(binary "$p")/bench_$p
+    if [ ! -x "$b" ]; then
+      echo "{\"src\": \"gpuc\", \"case\": \"$p\", \"dtype\": \"-\", \"n\": 0, \"m\": 0, \"check\": \"error: driver did not build\"}" >>"$RES/records.jsonl"
+      continue
+    fi
+    for c in $("$b" --list); do echo "$b $c"; done
+  done | run_cases header 4 gpuc
 fi
-if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ]; then
-  TOP=$(echo "$SIZES" | tr ',' '\n' | sort -n | tail -1)
-  for p in "${PATH_PROGS[@]}"; do
-    b=bench/bin/paths/lib_$p
-    [ -x "$b" ] || { say "no library harness for $p: its lib path is not available"; continue; }
-    for c in $("$b" --list); do
-      say "gpuc lib $p/$c at 2^$TOP"
-      timeout 180 "$b" --case "$c" --log2 "$TOP" --m 1024,32768 --out "$RES/gpuc.jsonl" 2>>"$LOG" || {
-        rc=$?
-        say "gpuc lib $p/$c failed: exit $rc"
-        echo "{\"src\": \"gpuc_lib\", \"case\": \"${c%_*}\", \"dtype\": \"${c##*_}\", \"n\": $((1 << TOP)), \"m\": 0, \"check\": \"error: exit $rc\"}" >>"$RES/gpuc.jsonl"
-      }
-    done
-  done
-  say "gpuc executables' -r/-t at 2^$TOP (bench/paths/exe_bench.py)"
-  # 10 timed runs (each run also copies its arguments in and its result out, untimed); rows of 1024 and 32768
-  timeout 400 python3 bench/paths/exe_bench.py --bin bench/bin/paths --log2 "$TOP" --runs 10 --m 1024,32768 \
-    --out "$RES/gpuc.jsonl" 2>>"$LOG" ||
-    say "exe_bench failed: exit $?"
-fi
-say "Python peers (CuPy, torch, torch.compile)"
-PYARGS=(--out "$RES/py.jsonl" --sizes "$SIZES")
-[ $COMPILE = 0 ] && PYARGS+=(--no-compile)
-PYTHONUNBUFFERED=1 timeout "${BENCH_PY_TIMEOUT:-360}" python3 bench/peers_py.py "${PYARGS[@]}" 2>>"$LOG" || say "peers_py failed: exit $?"
 
-# ---- 4. report (before the profiles, so a slow profiler loses nothing) ----
+# ---- gpuc through the --emit=lib library, at the largest size ----
+if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ] && part_begin lib 10; then
+  for p in "${PATH_PROGS[@]}"; do
+    b=$PBIN/lib_$p
+    [ -x "$b" ] || { say "no library harness for $p: its lib path is not available"; continue; }
+    for c in $("$b" --list); do echo "$b $c"; done
+  done | run_cases lib 6 gpuc_lib
+fi
+
+# ---- Python peers: CuPy, torch eager, torch.compile where a target compares with it ----
+export TORCHINDUCTOR_CACHE_DIR=$ROOT/bench/bin/torch_cache/inductor TRITON_CACHE_DIR=$ROOT/bench/bin/torch_cache/triton
+PY_COMMON=(--out "$RES/records.jsonl" --sizes "$SIZES")
+if part_begin peers 30; then
+  PY=("${PY_COMMON[@]}" --compile "$([ $COMPILE = 1 ] && echo targets || echo none)")
+  [ "$BUDGET" != 0 ] && PY+=(--deadline $((T0 + BUDGET - RESERVE - 20))) # a compile may take 20 s
+  PYTHONUNBUFFERED=1 timeout "$(cap 420)" python3 bench/peers_py.py "${PY[@]}" 2>>"$LOG"
+  rc=$?
+  part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
+fi
+
+# ---- gpuc through the executable's -r/-t, at the largest size ----
+if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ] && part_begin exe 15; then
+  EXE=(--bin "$PBIN" --log2 "$TOP" --runs 5 --m 1024,32768 --out "$RES/records.jsonl")
+  [ "$BUDGET" != 0 ] && EXE+=(--deadline $((T0 + BUDGET - RESERVE - 15))) # a case takes up to 15 s
+  timeout "$(cap 400)" python3 bench/paths/exe_bench.py "${EXE[@]}" 2>>"$LOG"
+  rc=$?
+  part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
+fi
+
+# ---- torch.compile of the cases no target compares with ----
+if [ $COMPILE = 1 ] && part_begin compile 30; then
+  PY=("${PY_COMMON[@]}" --only compile-rest)
+  [ "$BUDGET" != 0 ] && PY+=(--deadline $((T0 + BUDGET - RESERVE - 20)))
+  PYTHONUNBUFFERED=1 timeout "$(cap 300)" python3 bench/peers_py.py "${PY[@]}" 2>>"$LOG"
+  rc=$?
+  part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
+fi
+
+# ---- report (before the profiles, so a slow profiler loses nothing) ----
 say "report"
 python3 bench/report.py "$RES" --json "$RES/results.json" >"$RES/table.md"
 rc=$?
 
-# ---- 5. profiles of the largest misses ----
-export PATH=$PATH:/usr/local/cuda/bin:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
-if [ $NCU = 1 ] && [ $PEERS_ONLY = 0 ] && command -v ncu >/dev/null; then
-  say "ncu profiles"
-  NCU_T0=$(date +%s)
+# ---- profiles of the largest misses ----
+export PATH=$PATH:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)
+if [ $NCU = 1 ] && [ $PEERS_ONLY = 0 ] && command -v ncu >/dev/null && part_begin ncu 20; then
   prof() { # prof BIN CASE KERNEL_REGEX COUNT
     [ -x "$1" ] || return
-    [ $(($(date +%s) - NCU_T0)) -lt "${BENCH_NCU_BUDGET:-150}" ] || { echo "== skipped $1 $2 (time)" >>"$RES/ncu.txt"; return; }
+    [ "$(left)" -gt 15 ] || { echo "== not run: out of time: $1 $2" >>"$RES/ncu.txt"; return; }
     echo "== ncu: $1 --case $2 (kernels /$3/, $4 launch(es), 2^26 elements${BENCH_ROW_LENGTH:+, rows of $BENCH_ROW_LENGTH})" >>"$RES/ncu.txt"
-    timeout 60 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+    timeout "$(cap 60)" ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
       -k "regex:$3" -c "$4" "$1" --case "$2" --sizes 26 --once >>"$RES/ncu.txt" 2>&1 ||
       echo "== ncu exit $?" >>"$RES/ncu.txt"
   }
-  # in order of priority (the budget, BENCH_NCU_BUDGET seconds, may cut the tail)
-  prof bench/bin/bench_scan incl_f32 incl_f32_k 1
-  prof bench/bin/peers_cub scan_incl DeviceScanKernel 1
-  prof bench/bin/bench_rows row_softmax row_softmax_k 1
-  BENCH_ROW_LENGTH=32768 prof bench/bin/bench_rows row_softmax row_softmax_k 1
-  prof bench/bin/bench_filter filter_f32 filter_f32_k 1
-  prof bench/bin/bench_rows row_sums row_sums_k 1
-  prof bench/bin/bench_reduce sum_f32 sum_f32_k 1
-  prof bench/bin/bench_matmul matmul matmul_k 1
-  prof bench/bin/bench_scan recurrence recurrence_k 1
-  prof bench/bin/bench_stats mean_var mean_var 1
-  prof bench/bin/peers_cub sum DeviceReduceKernel 1
-  prof bench/bin/bench_stats logsumexp logsumexp 1
-  say "ncu done"
+  # in order of priority (the budget may cut the tail)
+  prof "$(binary scan)/bench_scan" incl_f32 incl_f32_k 1
+  prof "$BIN_CUB" scan_incl DeviceScanKernel 1
+  BENCH_ROW_LENGTH=32768 prof "$(binary rows)/bench_rows" row_softmax row_softmax_k 1
+  prof "$(binary filter)/bench_filter" filter_f32 filter_f32_k 1
+  prof "$(binary scan)/bench_scan" recurrence recurrence_k 1
+  prof "$(binary stats)/bench_stats" mean_var mean_var 1
+  BENCH_ROW_LENGTH=262144 prof "$(binary rows_nn)/bench_rows_nn" layer_norm layer_norm 1
+  part_end ok
 fi
-cat "$RES/table.md"
+# the table, the paths and the summary (the small sizes are in table.md)
+sed '/^Small sizes/,/^$/d' "$RES/table.md"
 say "done (report exit $rc)"
 exit $rc

@@ -146,43 +146,14 @@ static void run_case(BenchRun *br, const char *file, const TbBlock *bl, const ch
     char *err = NULL;
     char *stdin_path = tb_printf("%s/stdin%d", br->s.tmp, id);
     FILE *in = fopen(stdin_path, "w");
-    for (int p = 0; p < sig->nparams && !err && in; p++) {
-        const TbItem *it = NULL;
-        const char *val = tb_block_input(bl, sig->pnames[p], &it);
-        if (!val) {
-            /* an i64 parameter that is a size: its value */
-            for (int i = 0; i < nsizes && !val; i++) {
-                if (strcmp(sizes[i].name, sig->pnames[p]) == 0) {
-                    fprintf(in, "%lld\n", sizes[i].value);
-                    in_bytes += 8;
-                    val = "";
-                }
-            }
-            if (!val) {
-                err = tb_printf("%s:%d:%d: no input for parameter '%s'", file, bl->line, bl->col, sig->pnames[p]);
-            }
-        } else if (strncmp(val, "random ", 7) == 0) {
-            char *base = tb_printf("%s/in%d.%d", br->s.tmp, id, p);
-            char *e = tb_gen_random(val + 7, sig->pnames[p], sig->ptypes[p], sizes, nsizes, base, &extra, &gen,
-                                    &ngen, &in_bytes);
-            free(base);
-            if (e) {
-                err = tb_printf("%s:%d:%d: %s", file, it->line, it->col, e);
-                free(e);
-            }
-        } else {
-            TbType *t = tb_parse_type(sig->ptypes[p], false);
-            char perr[300] = "cannot read the parameter's type";
-            TbComp *c = t ? tb_parse_value(val, t, perr, sizeof perr) : NULL;
-            if (!c) {
-                err = tb_printf("%s:%d:%d: parameter '%s' (%s): %s", file, it->line, it->col, sig->pnames[p],
-                                sig->ptypes[p], perr);
-            } else {
-                in_bytes += tb_comps_bytes(c, t->nleaves);
-                fprintf(in, "%s\n", val);
-            }
-            tb_comps_free(c, t ? t->nleaves : 0);
-            tb_type_free(t);
+    if (in) {
+        char *base = tb_printf("%s/in%d", br->s.tmp, id);
+        int line, col;
+        char *e = tb_write_inputs(bl, sig, sizes, nsizes, base, in, &extra, &gen, &ngen, &in_bytes, &line, &col);
+        free(base);
+        if (e) {
+            err = tb_printf("%s:%d:%d: %s", file, line, col, e);
+            free(e);
         }
     }
     if (!in || fclose(in) != 0) {

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- memory and strings (exit(1) when out of memory) ---- */
 void *tb_malloc(size_t n);
@@ -113,6 +114,17 @@ typedef struct TbSize {
 char *tb_gen_random(const char *spec, const char *pname, const char *ptype, const TbSize *sizes, int nsizes,
                     const char *base, TbArgs *args, char ***files, int *nfiles, uint64_t *bytes);
 
+typedef struct TbSig TbSig;
+/* The inputs of bench block bl for the entry sig at sizes (gpuc bench and
+ * gpuc tune): a parameter that is a size gets its value and an inline value
+ * (checked against the parameter's type) goes as it is, both on a line of
+ * the standard input file in; a generated one (`random ...`) becomes .npy
+ * files base.P.LEAF.npy (tb_gen_random). Adds the bytes of every input to
+ * *bytes. Returns NULL, or a malloc'd message with its place in *line and
+ * *col (the block's, or the input's item). */
+char *tb_write_inputs(const TbBlock *bl, const TbSig *sig, const TbSize *sizes, int nsizes, const char *base,
+                      FILE *in, TbArgs *args, char ***files, int *nfiles, uint64_t *bytes, int *line, int *col);
+
 /* ---- files ---- */
 /* Call file(ctx, F) for path if it is a file, else for every .gdsl file
  * under the directory path (sorted, hidden names skipped, 16 levels deep);
@@ -121,12 +133,12 @@ void tb_each_gdsl(const char *path, void (*file)(void *ctx, const char *path),
                   void (*error)(void *ctx, const char *path, const char *msg), void *ctx);
 
 /* ---- executables ---- */
-typedef struct TbSig {
+struct TbSig {
     char *name;              /* the entry of the executable */
     int nparams;
     char **pnames, **ptypes;
     char *result;
-} TbSig;
+};
 
 typedef struct TbBuild TbBuild;
 

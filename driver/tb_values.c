@@ -959,3 +959,49 @@ out:
     return msg;
 }
 
+char *tb_write_inputs(const TbBlock *bl, const TbSig *sig, const TbSize *sizes, int nsizes, const char *base,
+                      FILE *in, TbArgs *args, char ***files, int *nfiles, uint64_t *bytes, int *line, int *col)
+{
+    char *err = NULL;
+    const TbItem *it = NULL; /* the input's item; NULL: the block */
+    for (int p = 0; p < sig->nparams && !err; p++) {
+        it = NULL;
+        const char *val = tb_block_input(bl, sig->pnames[p], &it);
+        if (!val) {
+            /* an i64 parameter that is a size: its value */
+            for (int i = 0; i < nsizes && !val; i++) {
+                if (strcmp(sizes[i].name, sig->pnames[p]) == 0) {
+                    fprintf(in, "%lld\n", sizes[i].value);
+                    *bytes += 8;
+                    val = "";
+                }
+            }
+            if (!val) {
+                err = tb_printf("no input for parameter '%s'", sig->pnames[p]);
+            }
+            continue;
+        }
+        if (strncmp(val, "random ", 7) == 0) {
+            char *pbase = tb_printf("%s.%d", base, p);
+            err = tb_gen_random(val + 7, sig->pnames[p], sig->ptypes[p], sizes, nsizes, pbase, args, files, nfiles,
+                                bytes);
+            free(pbase);
+            continue;
+        }
+        TbType *t = tb_parse_type(sig->ptypes[p], false);
+        char perr[300] = "cannot read the parameter's type";
+        TbComp *c = t ? tb_parse_value(val, t, perr, sizeof perr) : NULL;
+        if (!c) {
+            err = tb_printf("parameter '%s' (%s): %s", sig->pnames[p], sig->ptypes[p], perr);
+        } else {
+            *bytes += tb_comps_bytes(c, t->nleaves);
+            fprintf(in, "%s\n", val);
+        }
+        tb_comps_free(c, t ? t->nleaves : 0);
+        tb_type_free(t);
+    }
+    *line = it ? it->line : bl->line;
+    *col = it ? it->col : bl->col;
+    return err;
+}
+

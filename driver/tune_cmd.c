@@ -394,31 +394,14 @@ static int make_case(Tune *tu, const TbBlock *bl, const TbSig *sig)
     char **gen = NULL;
     int ngen = 0;
     uint64_t bytes = 0;
-    for (int p = 0; p < sig->nparams && !err; p++) {
-        const TbItem *it = NULL;
-        const char *val = tb_block_input(bl, sig->pnames[p], &it);
-        if (!val) {
-            for (int i = 0; i < nsizes && !val; i++) {
-                if (strcmp(sizes[i].name, sig->pnames[p]) == 0) {
-                    fprintf(in, "%lld\n", sizes[i].value);
-                    val = "";
-                }
-            }
-            if (!val) {
-                err = tb_printf("%s:%d:%d: error: no input for parameter '%s'", tu->file, bl->line, bl->col,
-                                sig->pnames[p]);
-            }
-        } else if (strncmp(val, "random ", 7) == 0) {
-            char *base = tb_printf("%s/in%d.%d", tu->s.tmp, tu->s.counter++, p);
-            char *e = tb_gen_random(val + 7, sig->pnames[p], sig->ptypes[p], sizes, nsizes, base, &c.in, &gen, &ngen,
-                                    &bytes);
-            free(base);
-            if (e) {
-                err = tb_printf("%s:%d:%d: error: %s", tu->file, it->line, it->col, e);
-                free(e);
-            }
-        } else {
-            fprintf(in, "%s\n", val);
+    if (!err) {
+        char *base = tb_printf("%s/in%d", tu->s.tmp, tu->s.counter++);
+        int line, col;
+        char *e = tb_write_inputs(bl, sig, sizes, nsizes, base, in, &c.in, &gen, &ngen, &bytes, &line, &col);
+        free(base);
+        if (e) {
+            err = tb_printf("%s:%d:%d: error: %s", tu->file, line, col, e);
+            free(e);
         }
     }
     if (in && fclose(in) != 0 && !err) {

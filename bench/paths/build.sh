@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # bench/paths/build.sh: build the two other ways a bench program is run, for
-# bench/run.sh and bench/try_paths.sh (on the GPU machine, in the repository
-# root, with gpuc built in build/):
+# bench/run.sh and bench/try_paths.sh (on the GPU machine, or ahead of it on the
+# build machine with bench/run.sh --prepare), in the repository root, with gpuc
+# and its runtime from build/ (scripts/build.sh) or else from the install prefix
+# .device/prefix (tests/gpu/prepare.sh; what the device calls carry):
 #   OUT/PROG          the executable, `gpuc bench/programs/PROG.gdsl -o OUT/PROG`
 #                     (its own -r/-t timing: bench/paths/exe_bench.py)
 #   OUT/lib/PROG/     `gpuc --emit=lib` of it: libPROG.a, PROG.h, ...
 #   OUT/lib_PROG      bench/paths/lib_bench.c linked with libPROG.a and the static runtime
 #
 #   bench/paths/build.sh [--out DIR] [PROG ...]     (default DIR bench/bin/paths, every program)
+# GPUC and GPUC_RUNTIME_LIB override where gpuc and libgpuc_runtime.a come from.
 # The kernels are compiled for this machine's GPU (nvidia-smi's compute
 # capability; sm_90 when there is none), as the executables' and libraries'
 # users build them. Builds run in parallel; a failed one is reported with its
@@ -16,10 +19,15 @@ set -u
 cd "$(dirname "$0")/../.."
 OUT=bench/bin/paths
 if [ "${1:-}" = "--out" ]; then OUT=$2; shift 2; fi
+if [ -z "${GPUC:-}" ] && [ ! -x build/driver/gpuc ] && [ -x .device/prefix/bin/gpuc ]; then
+  GPUC=.device/prefix/bin/gpuc
+  export GPUC_HOME=${GPUC_HOME:-$PWD/.device/prefix}   # its standard library
+  RUNTIME=${GPUC_RUNTIME_LIB:-.device/prefix/lib/libgpuc_runtime.a}
+fi
 GPUC=${GPUC:-build/driver/gpuc}
-RUNTIME=${GPUC_RUNTIME_LIB:-build/runtime/libgpuc_runtime.a}
+RUNTIME=${RUNTIME:-${GPUC_RUNTIME_LIB:-build/runtime/libgpuc_runtime.a}}
 if [ ! -x "$GPUC" ] || [ ! -f "$RUNTIME" ]; then
-  echo "paths/build: no $GPUC or $RUNTIME (scripts/build.sh build first)" >&2
+  echo "paths/build: no $GPUC or $RUNTIME (scripts/build.sh build here, or carry .device/prefix from tests/gpu/prepare.sh)" >&2
   exit 1
 fi
 CC=${CC:-cc}
@@ -34,7 +42,7 @@ one() { # one PROG: executable, library, harness
   mkdir -p "$d"
   "$GPUC" --arch="$ARCH" "bench/programs/$p.gdsl" -o "$OUT/$p" &&
   "$GPUC" --emit=lib --arch="$ARCH" "bench/programs/$p.gdsl" -o "$d/lib$p" &&
-  "$CC" -std=c11 -O2 -DLIB="$p" -include "$d/$p.h" -Iruntime bench/paths/lib_bench.c "$d/lib$p.a" "$RUNTIME" \
+  "$CC" -std=c11 -O2 -fopenmp -DLIB="$p" -include "$d/$p.h" -Iruntime bench/paths/lib_bench.c "$d/lib$p.a" "$RUNTIME" \
     -ldl -lpthread -lm -o "$OUT/lib_$p"
 }
 pids=()

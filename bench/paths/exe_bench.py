@@ -15,9 +15,12 @@ timed runs, the median of the whole microseconds the program writes.
 Inputs are generated here with NumPy (the distributions of bench/common.cuh:
 dyadic k/8 for float sums and scans, so they compare exactly; uniform in
 [-1, 1) otherwise; integers in -1000..1000 without 0), written as .npy files
-into a scratch folder, and the result the program writes (the last run's) is
-compared with a NumPy reference. One JSON line per case and size, src
-"gpuc_exe", as the other drivers write. Exit status 1 if a case failed to run.
+into a scratch folder (in /dev/shm when it has room: no disk in the way) and
+kept for the next cases that take the same input (Inputs), and the result the
+program writes (the last run's) is compared with a NumPy reference. One JSON
+line per case and size, src "gpuc_exe", as the other drivers write. With
+--deadline EPOCH_SECONDS a case that would start after it is not run and says
+so (check "not run: out of time"). Exit status 1 if a case failed to run.
 """
 import argparse
 import json
@@ -26,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -57,11 +61,25 @@ _case("filter", "f32", "filter", "filter_f32", ("x",), "uniform")
 _case("filter", "i32", "filter", "filter_i32", ("x",), "uniform")
 _case("row_sums", "f32", "rows", "row_sums", ("A",), "dyadic")
 _case("row_softmax", "f32", "rows", "row_softmax", ("A",), "uniform")
+_case("logsumexp", "f32", "stats", "logsumexp_f32", ("x",), "uniform")
+_case("softmax_stats", "f32", "stats", "softmax_stats", ("x",), "uniform")
+_case("mean_var", "f32", "stats", "mean_var_f32", ("x",), "positive")
+# LayerNorm's weight w[m] (positive) and bias b[m]; cross-entropy's targets t[rows] (i64 in 0..m-1)
+_case("layer_norm", "f32", "rows_nn", "layer_norm", ("A", "w", "b"), "uniform")
+_case("xent", "f32", "rows_nn", "xent", ("A", "t"), "uniform")
+ROW_CASES = ("row_sums", "row_softmax", "layer_norm", "xent")
+# the inputs that are not the case's main array: (their length, dtype, data)
+SIDE_INPUTS = {("layer_norm", "w"): ("m", "f32", "positive"), ("layer_norm", "b"): ("m", "f32", "uniform"),
+               ("xent", "t"): ("rows", "i64", "targets")}
 
 
-def gen(dtype, n, seed, data):
+def gen(dtype, n, seed, data, m=0):
     rng = np.random.default_rng(seed)
     t = DT[dtype]
+    if data == "targets":
+        return rng.integers(0, m, n, dtype=np.int64).astype(t)
+    if data == "positive":
+        return (rng.random(n, dtype=np.float64) + 0.5).astype(t)
     if np.issubdtype(t, np.integer):
         k = rng.integers(-1000, 1000, n, dtype=np.int64)
         k[k >= 0] += 1
@@ -110,6 +128,24 @@ def reference(name, dtype, xs, m):
         a = x.astype(np.float64)
         e = np.exp(a - a.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True), 1e-4, 1e-7
+    if name in ("logsumexp", "softmax_stats"):
+        a = x.astype(np.float64)
+        mx = a.max()
+        s = np.exp(a - mx).sum()
+        return (np.array(mx + np.log(s)) if name == "logsumexp" else (np.array(mx), np.array(s))), 1e-5, 1e-5
+    if name == "mean_var":
+        a = x.astype(np.float64)
+        return (np.array(a.mean()), np.array(a.var())), 1e-4, 1e-5
+    if name == "layer_norm":
+        a = x.astype(np.float64)
+        mu = a.mean(axis=1, keepdims=True)
+        var = ((a - mu) ** 2).mean(axis=1, keepdims=True)
+        return (a - mu) / np.sqrt(var + 1e-5) * xs[1] + xs[2], 1e-4, 1e-4
+    if name == "xent":
+        a = x.astype(np.float64)
+        mx = a.max(axis=1)
+        lse = mx + np.log(np.exp(a - mx[:, None]).sum(axis=1))
+        return lse - a[np.arange(a.shape[0]), xs[1]], 1e-5, 1e-5
     raise ValueError(name)
 
 
@@ -149,22 +185,65 @@ def compare(got, ref, rtol, atol):
     return "ok"
 
 
-def run_one(exe, cid, n, m, runs, tmp, backend="cuda"):
+class Inputs:
+    """the generated inputs of the last few cases, as arrays and .npy files
+    in dir: cases that take the same input (the f32 sums, scans and dot) write
+    it once"""
+    KEEP = 4
+
+    def __init__(self, dir):
+        self.dir = dir
+        self.kept = []  # (key, array, path), the newest last
+
+    def get(self, dtype, n, m, seed, data, shape=None):
+        """n values (rows of m when m and no shape), or shape's"""
+        key = (dtype, n, m, seed, data)
+        for k in self.kept:
+            if k[0] == key:  # the newest again: a case's inputs are never the oldest
+                self.kept.remove(k)
+                self.kept.append(k)
+                return k[1], k[2]
+        v = gen(dtype, n, seed, data, m)
+        if m and shape is None:
+            v = v.reshape(n // m, m)
+        path = os.path.join(self.dir, "in_%s_%d_%d_%d_%s.npy" % key)
+        np.save(path, v)
+        self.kept.append((key, v, path))
+        if len(self.kept) > self.KEEP:
+            os.unlink(self.kept.pop(0)[2])
+        return v, path
+
+
+def scratch_dir():
+    """a folder for the inputs and results: in /dev/shm when it has 16 GiB free"""
+    try:
+        st = os.statvfs("/dev/shm")
+        if st.f_bavail * st.f_frsize >= 16 << 30:
+            return tempfile.mkdtemp(prefix="gpuc_exe_bench.", dir="/dev/shm")
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="gpuc_exe_bench.")
+
+
+def run_one(exe, cid, n, m, runs, tmp, inputs_cache, backend="cuda"):
     name, dtype, prog, entry, inputs, data = CASES[cid]
     seed = 0x5eed + n + m
     xs = []
     args = [exe, "-e", entry, "--backend=" + backend]
     for i, p in enumerate(inputs):
-        v = gen(dtype, n, seed + i, data)
-        if m:
-            v = v.reshape(n // m, m)
+        side = SIDE_INPUTS.get((name, p))
+        if side:
+            length = m if side[0] == "m" else n // m
+            v, path = inputs_cache.get(side[1], length, m, seed + i, side[2], shape=(length,))
+        else:
+            v, path = inputs_cache.get(dtype, n, m, seed + i, data)
         xs.append(v)
-        path = os.path.join(tmp, f"{p}.npy")
-        np.save(path, v)
         args += ["--in", f"{p}={path}"]
     times = os.path.join(tmp, "times.txt")
     outdir = os.path.join(tmp, "out") + "/"
     os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):  # no result of an earlier case can pass for this one's
+        os.unlink(os.path.join(outdir, f))
     args += ["-r", str(runs), "-t", times, "--out", outdir]
     stdin = "2.0\n" if name == "saxpy" else ""
     rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m}
@@ -175,12 +254,19 @@ def run_one(exe, cid, n, m, runs, tmp, backend="cuda"):
     t = sorted(float(v) for v in open(times).read().split())
     k = len(t)
     rec.update(us=(t[k // 2] if k % 2 else (t[k // 2 - 1] + t[k // 2]) / 2), us_min=t[0], reps=k)
-    got = np.load(os.path.join(outdir, "result.npy"))
     ref, rtol, atol = reference(name, dtype, xs, m)
-    if name == "recurrence":
-        rec["check"] = check_recurrence(got, xs[0], xs[1], rtol, atol)
+    if isinstance(ref, tuple):  # a tuple result: result.0.npy, result.1.npy, ...
+        got = None
+        for i, r in enumerate(ref):
+            rec["check"] = compare(np.load(os.path.join(outdir, f"result.{i}.npy")), r, rtol, atol)
+            if rec["check"] != "ok":
+                break
     else:
-        rec["check"] = compare(got, ref, rtol, atol)
+        got = np.load(os.path.join(outdir, "result.npy"))
+        if name == "recurrence":
+            rec["check"] = check_recurrence(got, xs[0], xs[1], rtol, atol)
+        else:
+            rec["check"] = compare(got, ref, rtol, atol)
     if name == "filter":
         rec["out_n"] = int(got.size)
     return rec
@@ -195,6 +281,7 @@ def main():
     ap.add_argument("--m", default=",".join(map(str, ROW_LENGTHS)), help="row lengths of the row cases")
     ap.add_argument("--out", default=None)
     ap.add_argument("--backend", default="cuda", help="cuda, or c (checks this script without a GPU)")
+    ap.add_argument("--deadline", type=float, default=None, help="epoch seconds after which no case starts")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     if a.list:
@@ -208,29 +295,32 @@ def main():
     out = open(a.out, "a") if a.out else sys.stdout
     n = 1 << a.log2
     failed = 0
+    tmp = scratch_dir()
+    inputs_cache = Inputs(tmp)
     for cid in ids:
         name, dtype, prog = CASES[cid][:3]
         exe = os.path.join(a.bin, prog)
-        ms = [int(v) for v in a.m.split(",") if v] if name in ("row_sums", "row_softmax") else [0]
+        ms = [int(v) for v in a.m.split(",") if v] if name in ROW_CASES else [0]
         for m in ms:
             if m > n:
                 continue
-            tmp = tempfile.mkdtemp(prefix="gpuc_exe_bench.")
             try:
-                if not os.access(exe, os.X_OK):
+                if a.deadline is not None and time.time() > a.deadline:
+                    rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m,
+                           "check": "not run: out of time"}
+                elif not os.access(exe, os.X_OK):
                     rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m,
                            "check": f"error: no executable {exe}"}
                 else:
-                    rec = run_one(exe, cid, n, m, a.runs, tmp, a.backend)
+                    rec = run_one(exe, cid, n, m, a.runs, tmp, inputs_cache, a.backend)
             except (subprocess.TimeoutExpired, OSError, ValueError) as e:
                 rec = {"src": "gpuc_exe", "case": name, "dtype": dtype, "n": n, "m": m, "check": f"error: {e}"}
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
             failed += str(rec.get("check", "")).startswith("error")
             out.write(json.dumps(rec) + "\n")
             out.flush()
             print("  gpuc_exe   %-16s %-4s n=%-11d m=%-6d %10.2f us  %s" %
                   (name, dtype, n, m, rec.get("us", -1), rec["check"]), file=sys.stderr)
+    shutil.rmtree(tmp, ignore_errors=True)
     return 1 if failed else 0
 
 

@@ -14,13 +14,15 @@
  *
  * Timing is bench/common.cuh's: a pair of events around each call (and the
  * free of its array results), 2 warm-up calls, 10 to 200 timed calls (about
- * 40 ms of device time), the median. Inputs are generated on the host with
+ * 20 ms of device time), the median. Inputs are generated on the host with
  * the distributions of common.cuh (dyadic floats for sums and scans, so they
  * compare exactly) and uploaded once. After timing, the entry is called once
  * more and its result checked against a host reference computed here. One
  * JSON line per case and size, src "gpuc_lib", as the other drivers write;
  * exit 1 when a call fails. */
+#ifndef _POSIX_C_SOURCE /* -fopenmp defines one */
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,6 +35,15 @@
 #ifndef LIB
 #error "compile with -DLIB=NAME -include DIR/NAME.h"
 #endif
+/* Loops over independent elements on every core where OpenMP is there
+ * (bench/paths/build.sh: -fopenmp): inputs of 2^28 values and their host
+ * references take seconds on one. */
+#ifdef _OPENMP
+#define PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define PARALLEL_FOR
+#endif
+
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 #define LIBF(x) CAT(LIB, CAT(_, x)) /* LIBF(new): scan_new */
@@ -52,10 +63,15 @@ typedef enum {
     OP_FILTER,      /* keep x > 0 */
     OP_ROW_SUMS,    /* rank-2 input, rows of m */
     OP_ROW_SOFTMAX,
+    OP_LOGSUMEXP,   /* max(x) + log(sum(exp(x - max(x)))) */
+    OP_SOFTMAX_STATS, /* (max(x), sum(exp(x - max(x)))) */
+    OP_MEAN_VAR,    /* (mean, variance) */
+    OP_LAYER_NORM,  /* rows of m normalized, times w[m], plus b[m] */
+    OP_XENT,        /* each row's logsumexp minus its target's logit (targets i64[rows]) */
 } Op;
 
-/* Kinds of data (bench/common.cuh). */
-enum { DYADIC, UNIFORM, SMALLINT };
+/* Kinds of data (bench/common.cuh); TARGET: integers in 0..m-1. */
+enum { DYADIC, UNIFORM, SMALLINT, POSITIVE, TARGET };
 
 typedef struct Case {
     const char *name;  /* the report's case: "scan_incl" */
@@ -88,7 +104,24 @@ static const Case cases[] = {
     { "filter", "filter_i32", GPUC_LIB_I32, OP_FILTER },
     { "row_sums", "row_sums", GPUC_LIB_F32, OP_ROW_SUMS },
     { "row_softmax", "row_softmax", GPUC_LIB_F32, OP_ROW_SOFTMAX },
+    { "logsumexp", "logsumexp_f32", GPUC_LIB_F32, OP_LOGSUMEXP },
+    { "softmax_stats", "softmax_stats", GPUC_LIB_F32, OP_SOFTMAX_STATS },
+    { "mean_var", "mean_var_f32", GPUC_LIB_F32, OP_MEAN_VAR },
+    { "layer_norm", "layer_norm", GPUC_LIB_F32, OP_LAYER_NORM },
+    { "xent", "xent", GPUC_LIB_F32, OP_XENT },
 };
+
+static bool is_rows(Op op) { return op == OP_ROW_SUMS || op == OP_ROW_SOFTMAX || op == OP_LAYER_NORM || op == OP_XENT; }
+
+/* the number of scalar results (0: one array result) */
+static int scalar_results(Op op)
+{
+    switch (op) {
+    case OP_SUM: case OP_MAX: case OP_DOT: case OP_SUMSQ: case OP_LOGSUMEXP: return 1;
+    case OP_SOFTMAX_STATS: case OP_MEAN_VAR: return 2;
+    default: return 0;
+    }
+}
 enum { NCASES = (int)(sizeof cases / sizeof cases[0]) };
 
 static const char *kind_name(int k)
@@ -130,10 +163,16 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static double gen_value(uint64_t seed, int64_t i, int data)
+static double gen_value(uint64_t seed, int64_t i, int data, int64_t m)
 {
     uint64_t h = mix64(seed * 0x100000001b3ULL + (uint64_t)i);
     double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+    if (data == TARGET) {
+        return (double)(h % (uint64_t)m);
+    }
+    if (data == POSITIVE) {
+        return 0.5 + u;
+    }
     if (data == DYADIC) {
         int k = (int)(h % 16) - 8;
         return (k >= 0 ? k + 1 : k) / 8.0;
@@ -164,15 +203,20 @@ static void die(const char *what, GpucStatus st)
 
 /* ---- one input on the host and the device ---- */
 typedef struct Input {
+    int kind;
+    int64_t rows, cols; /* rows elements (cols 0), or rows x cols */
     void *host;
     GpucDevPtr dev;
 } Input;
 
-static Input make_input(GpucContext *ctx, int k, int64_t n, uint64_t seed, int data)
+/* rows x cols values (cols 0: rows values) of kind k; TARGET data in 0..m-1 */
+static Input make_input(GpucContext *ctx, int k, int64_t rows, int64_t cols, uint64_t seed, int data, int64_t m)
 {
-    Input in = { xmalloc((size_t)n * kind_size(k)), 0 };
+    int64_t n = cols ? rows * cols : rows;
+    Input in = { k, rows, cols, xmalloc((size_t)n * kind_size(k)), 0 };
+    PARALLEL_FOR
     for (int64_t i = 0; i < n; i++) {
-        put(k, in.host, i, gen_value(seed, i, data));
+        put(k, in.host, i, gen_value(seed, i, data, m));
     }
     GpucStatus st = gpuc_mem_alloc(ctx, (size_t)n * kind_size(k), &in.dev);
     if (st == GPUC_SUCCESS) {
@@ -185,14 +229,14 @@ static Input make_input(GpucContext *ctx, int k, int64_t n, uint64_t seed, int d
     return in;
 }
 
-static GpucLibValue array_arg(int k, const Input *in, int64_t rows, int64_t cols)
+static GpucLibValue array_arg(const Input *in)
 {
     GpucLibValue v;
     memset(&v, 0, sizeof v);
-    v.kind = k;
-    v.rank = cols ? 2 : 1;
-    v.shape[0] = rows;
-    v.shape[1] = cols;
+    v.kind = in->kind;
+    v.rank = in->cols ? 2 : 1;
+    v.shape[0] = in->rows;
+    v.shape[1] = in->cols;
     v.data = in->dev;
     return v;
 }
@@ -221,27 +265,29 @@ typedef struct Run {
     Lib *lib;
     GpucContext *ctx;
     int64_t n, m;        /* elements; row length (row cases), else 0 */
-    Input in[2];
+    Input in[3];
     int nin;
-    GpucLibValue args[3];
+    GpucLibValue args[4];
     int nargs;
-    GpucLibValue res;
+    GpucLibValue res[2]; /* the result's components */
 } Run;
 
 /* One call of the entry with results the library allocates; frees them
  * unless keep. */
 static void call(Run *r, bool keep)
 {
-    GpucLibValue *res = &r->res;
-    memset(res, 0, sizeof *res);
-    res->kind = r->c->kind;
-    bool scalar = r->c->op == OP_SUM || r->c->op == OP_MAX || r->c->op == OP_DOT || r->c->op == OP_SUMSQ;
-    res->rank = scalar ? 0 : r->c->op == OP_ROW_SOFTMAX ? 2 : 1;
+    GpucLibValue *res = r->res;
+    int scalars = scalar_results(r->c->op);
+    memset(res, 0, sizeof r->res);
+    for (int i = 0; i < (scalars ? scalars : 1); i++) {
+        res[i].kind = r->c->kind;
+        res[i].rank = scalars ? 0 : r->c->op == OP_ROW_SOFTMAX || r->c->op == OP_LAYER_NORM ? 2 : 1;
+    }
     GpucStatus st = r->entry->call(r->lib, NULL, r->args, res);
     if (st != GPUC_SUCCESS) {
         die(r->c->entry, st);
     }
-    if (!keep && !scalar) {
+    if (!keep && !scalars) {
         LIBF(free_device)(r->lib, res->data);
     }
 }
@@ -281,7 +327,7 @@ static Timing time_calls(Run *r)
     call(r, false);
     call(r, false);
     float ms = elapsed_ms(e0, e1, r);
-    int reps = ms > 0 ? (int)(40.0 / ms) : 200;
+    int reps = ms > 0 ? (int)(20.0 / ms) : 200;
     reps = reps < 10 ? 10 : reps > 200 ? 200 : reps;
     double *t = xmalloc(sizeof *t * (size_t)reps);
     for (int i = 0; i < reps; i++) {
@@ -307,9 +353,11 @@ static double *reference(const Run *r, int64_t *count)
     *count = n;
     switch (c->op) {
     case OP_SAXPY:
+        PARALLEL_FOR
         for (int64_t i = 0; i < n; i++) { ref[i] = (double)(2.0f * (float)get(k, x, i) + (float)get(k, y, i)); }
         break;
     case OP_CHAIN:
+        PARALLEL_FOR
         for (int64_t i = 0; i < n; i++) {
             double a = get(k, x, i);
             ref[i] = exp(-a * a) * sin(get(k, y, i)) + 2.0 * a;
@@ -362,6 +410,7 @@ static double *reference(const Run *r, int64_t *count)
         break;
     }
     case OP_ROW_SUMS:
+        PARALLEL_FOR
         for (int64_t row = 0; row < n / r->m; row++) {
             double s = 0;
             for (int64_t j = 0; j < r->m; j++) { s += get(k, x, row * r->m + j); }
@@ -370,6 +419,7 @@ static double *reference(const Run *r, int64_t *count)
         *count = n / r->m;
         break;
     case OP_ROW_SOFTMAX:
+        PARALLEL_FOR
         for (int64_t row = 0; row < n / r->m; row++) {
             const int64_t o = row * r->m;
             double mx = -INFINITY, s = 0;
@@ -377,6 +427,51 @@ static double *reference(const Run *r, int64_t *count)
             for (int64_t j = 0; j < r->m; j++) { s += ref[o + j] = exp(get(k, x, o + j) - mx); }
             for (int64_t j = 0; j < r->m; j++) { ref[o + j] /= s; }
         }
+        break;
+    case OP_LOGSUMEXP:
+    case OP_SOFTMAX_STATS: {
+        double mx = -INFINITY, s = 0;
+        for (int64_t i = 0; i < n; i++) { mx = fmax(mx, get(k, x, i)); }
+        for (int64_t i = 0; i < n; i++) { s += exp(get(k, x, i) - mx); }
+        ref[0] = c->op == OP_LOGSUMEXP ? mx + log(s) : mx;
+        ref[1] = s;
+        *count = c->op == OP_LOGSUMEXP ? 1 : 2;
+        break;
+    }
+    case OP_MEAN_VAR: {
+        double s = 0, q = 0;
+        for (int64_t i = 0; i < n; i++) { s += get(k, x, i); }
+        double mean = s / (double)n;
+        for (int64_t i = 0; i < n; i++) { q += (get(k, x, i) - mean) * (get(k, x, i) - mean); }
+        ref[0] = mean;
+        ref[1] = q / (double)n;
+        *count = 2;
+        break;
+    }
+    case OP_LAYER_NORM: {
+        const void *w = r->in[1].host, *b = r->in[2].host;
+        PARALLEL_FOR
+        for (int64_t row = 0; row < n / r->m; row++) {
+            const int64_t o = row * r->m;
+            double mu = 0, var = 0;
+            for (int64_t j = 0; j < r->m; j++) { mu += get(k, x, o + j); }
+            mu /= (double)r->m;
+            for (int64_t j = 0; j < r->m; j++) { var += (get(k, x, o + j) - mu) * (get(k, x, o + j) - mu); }
+            double rs = 1.0 / sqrt(var / (double)r->m + 1e-5);
+            for (int64_t j = 0; j < r->m; j++) { ref[o + j] = (get(k, x, o + j) - mu) * rs * get(k, w, j) + get(k, b, j); }
+        }
+        break;
+    }
+    case OP_XENT:
+        PARALLEL_FOR
+        for (int64_t row = 0; row < n / r->m; row++) {
+            const int64_t o = row * r->m;
+            double mx = -INFINITY, s = 0;
+            for (int64_t j = 0; j < r->m; j++) { mx = fmax(mx, get(k, x, o + j)); }
+            for (int64_t j = 0; j < r->m; j++) { s += exp(get(k, x, o + j) - mx); }
+            ref[row] = mx + log(s) - get(k, x, o + (int64_t)get(GPUC_LIB_I64, r->in[1].host, row));
+        }
+        *count = n / r->m;
         break;
     }
     return ref;
@@ -397,26 +492,36 @@ static void verify(Run *r, int64_t *out_n)
     case OP_DOT: case OP_SUMSQ: rtol = 1e-4; break;
     case OP_RECURRENCE: rtol = 1e-3; atol = 1e-4; break;
     case OP_ROW_SOFTMAX: rtol = 1e-4; atol = 1e-7; break;
+    case OP_LOGSUMEXP: case OP_SOFTMAX_STATS: case OP_XENT: rtol = atol = 1e-5; break;
+    case OP_MEAN_VAR: rtol = 1e-4; atol = 1e-5; break;
+    case OP_LAYER_NORM: rtol = atol = 1e-4; break;
     default: break; /* exact: integers, dyadic sums and scans, max, filter */
     }
     *out_n = count;
-    if (r->res.rank == 0) {
-        union { float f; double d; int32_t i; int64_t l; } v;
-        switch (k) {
-        case GPUC_LIB_F32: v.f = r->res.scalar.f32; break;
-        case GPUC_LIB_F64: v.d = r->res.scalar.f64; break;
-        case GPUC_LIB_I32: v.i = r->res.scalar.i32; break;
-        default: v.l = r->res.scalar.i64; break;
+    if (r->res[0].rank == 0) {
+        union { float f; double d; int32_t i; int64_t l; } v[2];
+        for (int i = 0; i < count; i++) {
+            switch (k) {
+            case GPUC_LIB_F32: v[i].f = r->res[i].scalar.f32; break;
+            case GPUC_LIB_F64: v[i].d = r->res[i].scalar.f64; break;
+            case GPUC_LIB_I32: v[i].i = r->res[i].scalar.i32; break;
+            default: v[i].l = r->res[i].scalar.i64; break;
+            }
         }
-        compare(k, &v, ref, 1, rtol, atol);
+        for (int i = 0; i < count; i++) { /* every component of the case's kind */
+            if (!compare(k, &v[i], &ref[i], 1, rtol, atol)) {
+                break;
+            }
+        }
     } else {
-        int64_t got_n = r->res.rank == 2 ? r->res.shape[0] * r->res.shape[1] : r->res.shape[0];
+        const GpucLibValue *res = &r->res[0];
+        int64_t got_n = res->rank == 2 ? res->shape[0] * res->shape[1] : res->shape[0];
         if (got_n != count) {
             snprintf(check, sizeof check, "WRONG shape: %lld elements, expected %lld", (long long)got_n,
                      (long long)count);
         } else {
             void *got = xmalloc((size_t)count * kind_size(k));
-            GpucStatus st = count ? gpuc_memcpy_dtoh(r->ctx, got, r->res.data, (size_t)count * kind_size(k))
+            GpucStatus st = count ? gpuc_memcpy_dtoh(r->ctx, got, res->data, (size_t)count * kind_size(k))
                                   : GPUC_SUCCESS;
             if (st != GPUC_SUCCESS) {
                 die("reading the result", st);
@@ -424,7 +529,7 @@ static void verify(Run *r, int64_t *out_n)
             compare(k, got, ref, count, rtol, atol);
             free(got);
         }
-        LIBF(free_device)(r->lib, r->res.data);
+        LIBF(free_device)(r->lib, res->data);
     }
     free(ref);
 }
@@ -464,10 +569,19 @@ static void run_case(Lib *lib, const Case *c, int64_t n, int64_t m, FILE *out)
     } else if (ints) {
         data = SMALLINT;
     }
+    if (c->op == OP_MEAN_VAR) {
+        data = POSITIVE; /* a mean away from 0, so its relative error means something */
+    }
     uint64_t seed = 0x9a7b5 + (uint64_t)n + (uint64_t)m;
-    r.in[r.nin++] = make_input(r.ctx, k, n, seed, data);
+    int64_t rows = m ? n / m : n;
+    r.in[r.nin++] = make_input(r.ctx, k, rows, m, seed, data, m);
     if (c->op == OP_SAXPY || c->op == OP_CHAIN || c->op == OP_DOT || c->op == OP_RECURRENCE) {
-        r.in[r.nin++] = make_input(r.ctx, k, n, seed + 1, data);
+        r.in[r.nin++] = make_input(r.ctx, k, n, 0, seed + 1, data, m);
+    } else if (c->op == OP_LAYER_NORM) {
+        r.in[r.nin++] = make_input(r.ctx, k, m, 0, seed + 1, POSITIVE, m);
+        r.in[r.nin++] = make_input(r.ctx, k, m, 0, seed + 2, UNIFORM, m);
+    } else if (c->op == OP_XENT) {
+        r.in[r.nin++] = make_input(r.ctx, GPUC_LIB_I64, rows, 0, seed + 1, TARGET, m);
     }
     if (c->op == OP_SAXPY) {
         memset(&r.args[0], 0, sizeof r.args[0]);
@@ -476,7 +590,7 @@ static void run_case(Lib *lib, const Case *c, int64_t n, int64_t m, FILE *out)
         r.nargs = 1;
     }
     for (int i = 0; i < r.nin; i++) {
-        r.args[r.nargs++] = m ? array_arg(k, &r.in[i], n / m, m) : array_arg(k, &r.in[i], n, 0);
+        r.args[r.nargs++] = array_arg(&r.in[i]);
     }
     if (r.nargs != r.entry->num_args) {
         fprintf(stderr, "lib_bench: %s takes %d argument components, this harness passes %d\n", c->entry,
@@ -554,7 +668,7 @@ int main(int argc, char **argv)
         }
         return usage();
     }
-    bool rows = c->op == OP_ROW_SUMS || c->op == OP_ROW_SOFTMAX;
+    bool rows = is_rows(c->op);
     if (rows && !ms) {
         ms = "256,1024,4096,32768";
     }
