@@ -121,13 +121,13 @@ class Comm:
         return cls._init_rank(bytes(uid), rank, size, _check_device(device, what), what)
 
     @classmethod
-    def _init_rank(cls, uid, rank, size, device, what):
+    def _init_rank(cls, uid, rank, size, device, what, make_current=True):
         for name, v in (("rank", rank), ("size", size)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError("%s: %s must be an int, not %s" % (what, name, type(v).__name__))
-        if device is not None:
+        if device is not None and make_current:
             _cuda.set_current_device(device, what)
-        else:
+        elif device is None:
             device = _cuda.current_device()
         out = ctypes.c_void_p()
         st = _cuda.runtime().gpuc_comm_nccl_init_rank(uid, rank, size, ctypes.byref(out))
@@ -136,7 +136,7 @@ class Comm:
         return cls(out.value, device, what)
 
     @classmethod
-    def _bootstrap(cls, what, rank, size, all_gather, device):
+    def _bootstrap(cls, what, rank, size, all_gather, device, make_current=True):
         """from_torch and from_mpi4py: every rank loads NCCL, rank 0 makes the
         id; one all_gather(obj) -> [obj of rank 0, 1, ...] carries both; any
         rank's failure raises on every rank, naming the rank."""
@@ -150,11 +150,12 @@ class Comm:
         gathered = all_gather((status, message, uid))
         from . import Error
         if not isinstance(gathered, (list, tuple)) or len(gathered) != size:
-            raise Error("%s: the all-gather over the ranks returned %r, not one value per rank" % (what, gathered))
+            got = "%d values" % len(gathered) if isinstance(gathered, (list, tuple)) else type(gathered).__name__
+            raise Error("%s: the all-gather over the %d ranks returned %s, not one value per rank" % (what, size, got))
         for r, (st, msg, _) in enumerate(gathered):
             if st != 0:
                 raise Error("%s: rank %d: %s" % (what, r, msg))
-        return cls._init_rank(gathered[0][2], rank, size, device, what)
+        return cls._init_rank(gathered[0][2], rank, size, device, what, make_current)
 
     @classmethod
     def from_torch(cls, group=None, device=None):
@@ -186,7 +187,7 @@ class Comm:
             dist.all_gather_object(out, obj, group=group)
             return out
 
-        return cls._bootstrap(what, rank, size, all_gather, device)
+        return cls._bootstrap(what, rank, size, all_gather, device, make_current=False)   # torch made it current
 
     @classmethod
     def from_mpi4py(cls, comm, device=None):

@@ -114,7 +114,7 @@ class CudaModule(Module):
         NAME_new_comm on the communicator (its sharded entries then take and
         return this rank's shards; the others run plain on each rank)."""
         from ._comm import check_comm
-        check_comm(comm, "%s.with_comm" % type(self).__name__)
+        check_comm(comm, "with_comm")
         if not any("sharded" in e for e in self._manifest.get("entries", [])):
             raise Error("gpuc: %s was built by a gpuc without sharded entries (its manifest says nothing of "
                         "sharding); rebuild it with gpuc --emit=lib" % self.name)
