@@ -238,3 +238,23 @@ def test_modules_with_comm(fake_nccl):
     assert out[10:] == ["Error: total: the module's communicator was closed (gpuc.Comm.close)",
                         "Error: gpuc: with_comm: the communicator was closed",
                         "Error: gpuc: gpuc.compile: the communicator was closed"]
+
+
+def test_the_libnccl_already_loaded_is_used(fake_nccl, tmp_path):
+    # a process where PyTorch or CuPy loaded libnccl: gpuc uses that file (the
+    # caller's ncclComm_t belongs to it), not its own search (which finds none here)
+    lib = tmp_path / "libnccl.so.2"
+    lib.write_bytes(pathlib.Path(fake_nccl).read_bytes())
+    env = {k: v for k, v in os.environ.items() if k != "GPUC_NCCL_LIBRARY"}
+    code = """
+        import ctypes, os, gpuc
+        ctypes.CDLL(%r)
+        comm = (ctypes.c_int * 2)(2, 5)
+        c = gpuc.Comm.from_nccl(ctypes.addressof(comm))
+        print(c.rank, c.size, os.environ["GPUC_NCCL_LIBRARY"] == %r)
+        """ % (str(lib), str(lib))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=300,
+                          env=dict(env, GPUC_CUDA_LIBRARY="/nonexistent"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2", "5", "True"]

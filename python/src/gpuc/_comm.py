@@ -17,6 +17,7 @@ its library with NAME_new_comm on the Comm's ncclComm_t; close() frees those
 libraries first, then the communicator."""
 
 import ctypes
+import os
 import sys
 import weakref
 
@@ -32,8 +33,28 @@ def _error(what, status):
                                  (rt.gpuc_last_error() or b"").decode(errors="replace")))
 
 
+def _use_loaded_nccl():
+    """Before the runtime's first look for libnccl: when this process already
+    has one loaded (by PyTorch or CuPy) and GPUC_NCCL_LIBRARY is not set, name
+    that file, so that a caller's ncclComm_t (from_nccl) is used by the
+    library that made it, and the process holds one NCCL. Linux: from
+    /proc/self/maps; elsewhere, or when none is loaded, the runtime's search."""
+    if os.environ.get("GPUC_NCCL_LIBRARY"):
+        return
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split(None, 5)[5].strip() if len(line.split(None, 5)) == 6 else ""
+                if os.path.basename(path).startswith("libnccl.so"):
+                    os.environ["GPUC_NCCL_LIBRARY"] = path
+                    return
+    except OSError:
+        pass
+
+
 def _load_status():
     """(0, "") when libnccl loads in this process, else (status, the runtime's message)."""
+    _use_loaded_nccl()
     rt = _cuda.runtime()
     st = rt.gpuc_comm_nccl_load()
     return (0, "") if st == 0 else (st, "%s: %s" % (rt.gpuc_status_name(st).decode(),
@@ -92,6 +113,7 @@ class Comm:
                             "NcclCommunicator(...).ptr), not %s" % (what, type(ptr).__name__))
         if ptr <= 0 or ptr >= 1 << 64:
             raise ValueError("%s: %d is not the address of an ncclComm_t" % (what, ptr))
+        _use_loaded_nccl()
         out = ctypes.c_void_p()
         st = _cuda.runtime().gpuc_comm_from_nccl(ptr, ctypes.byref(out))
         if st != 0:
@@ -102,6 +124,7 @@ class Comm:
     def unique_id(cls):
         """NCCL's bootstrap, step 1 (rank 0): a new ncclUniqueId as 128 bytes, to
         send to every rank by any channel and pass to Comm.from_unique_id."""
+        _use_loaded_nccl()
         buf = ctypes.create_string_buffer(UNIQUE_ID_BYTES)
         st = _cuda.runtime().gpuc_comm_nccl_unique_id(buf)
         if st != 0:
@@ -129,6 +152,7 @@ class Comm:
             _cuda.set_current_device(device, what)
         elif device is None:
             device = _cuda.current_device()
+        _use_loaded_nccl()
         out = ctypes.c_void_p()
         st = _cuda.runtime().gpuc_comm_nccl_init_rank(uid, rank, size, ctypes.byref(out))
         if st != 0:
