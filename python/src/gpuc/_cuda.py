@@ -386,7 +386,7 @@ class Library:
             self.fast.clear()
 
     def __del__(self):
-        if self.comm is None or sys.is_finalizing():
+        if getattr(self, "comm", None) is None or not getattr(self, "_libs", None) or sys.is_finalizing():
             return     # a plain library's contexts live as long as the process (as before)
         rt = runtime()
         for ctx, lib in self._libs.values():
