@@ -100,7 +100,7 @@ def convert(framework, args):
 def check_module(way, sharded, plain, frameworks):
     for name in plain.entries:
         fn = getattr(sharded, name)
-        report("%s: %s is sharded" % (way, name), fn.sharded is True, fn.not_sharded)
+        report("%s: %s is sharded" % (way, name), fn.sharded is True, "" if fn.sharded else fn.not_sharded)
     rng = np.random.default_rng(17)
     for framework in frameworks:
         for name in plain.entries:
@@ -156,7 +156,10 @@ def main(mode):
     else:
         import cupy
         cupy.cuda.Device(0).use()
-        nccl = getattr(cupy.cuda, "nccl", None)
+        try:
+            from cupy.cuda import nccl
+        except ImportError:
+            nccl = None
         if nccl is None or not getattr(nccl, "available", True):
             report("cupy.cuda.nccl is available", False)
         else:
