@@ -258,3 +258,17 @@ def test_the_libnccl_already_loaded_is_used(fake_nccl, tmp_path):
                           env=dict(env, GPUC_CUDA_LIBRARY="/nonexistent"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["2", "5", "True"]
+
+
+def test_load_with_comm(fake_nccl, tmp_path):
+    from gpuc import _paths
+    r = subprocess.run([_paths.bin_path(), "--emit=lib", "--arch=sm_90", str(REPO / "tests/shard/Inputs/lib_comm.gdsl"),
+                        "-o", str(tmp_path / "liblc")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 0, r.stdout
+    out = _run("""
+        with gpuc.Comm.from_mpi4py(Mpi()) as c:
+            m = gpuc.load(%r, comm=c)
+            print(m.saxpy.sharded, m.neighbours.sharded, gpuc.load(%r).saxpy.sharded)
+        err(lambda: gpuc.load(%r, comm=c))
+        """ % ((str(tmp_path / "lc.json"),) * 3), GPUC_NCCL_LIBRARY=fake_nccl)
+    assert out == ["True False False", "fake ncclCommDestroy", "Error: gpuc: gpuc.load: the communicator was closed"]
