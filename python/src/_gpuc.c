@@ -1304,6 +1304,15 @@ static PyObject *libentry_install(PyObject *obj, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* uninstall(): back to the fallback for every call (the library the C path
+ * called is gone: its communicator was closed, gpuc/_cuda.py Library.release). */
+static PyObject *libentry_uninstall(PyObject *obj, PyObject *unused)
+{
+    (void)unused;
+    libentry_drop_hooks((LibEntryObject *)obj);
+    Py_RETURN_NONE;
+}
+
 static int libentry_traverse(PyObject *obj, visitproc visit, void *arg)
 {
     LibEntryObject *e = (LibEntryObject *)obj;
@@ -1334,6 +1343,7 @@ static void libentry_dealloc(PyObject *obj)
 static PyMethodDef libentry_methods[] = {
     { "install", libentry_install, METH_VARARGS,
       "install(call, lib, device, params, results, result_tuple, hooks, on_error): set up the C path" },
+    { "uninstall", libentry_uninstall, METH_NOARGS, "uninstall(): every call goes to the fallback again" },
     { "decode", libentry_decode, METH_VARARGS, "decode(*args) -> FALLBACK or (framework, device, stream, values, sizes)" },
     { NULL, NULL, 0, NULL },
 };

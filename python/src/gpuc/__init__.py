@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _cbackend, _compcache, _paths, _types
 
-__all__ = ["compile", "load", "Error", "CompileError", "ExecutionError", "Module", "version"]
+__all__ = ["compile", "load", "Comm", "Error", "CompileError", "ExecutionError", "Module", "version"]
 
 
 class Error(Exception):
@@ -174,7 +174,12 @@ class Entry:
 class EntryFunction:
     """What a module attribute holds: call it like a function (help() shows
     the gdsl signature and place); subscript it for a template instance:
-    m.dot[numpy.float64, 512] or m.dot[dict(T=numpy.float64, BLOCK=512)]."""
+    m.dot[numpy.float64, 512] or m.dot[dict(T=numpy.float64, BLOCK=512)].
+    sharded: whether it runs on this rank's shards (a module with comm=);
+    not_sharded: why not ("" when it is)."""
+
+    sharded = False
+    not_sharded = "the module has no communicator (gpuc.compile(..., comm=) or module.with_comm(comm))"
 
     def __init__(self, entry):
         self.entry = entry
@@ -227,6 +232,15 @@ class Module:
     def __dir__(self):
         return list(self.entries) + ["backend", "entries", "name"]
 
+    _comm = None    # the gpuc.Comm a CUDA module is bound to (with_comm)
+
+    def with_comm(self, comm):
+        """This module bound to a gpuc.Comm (CUDA backend only)."""
+        from ._comm import check_comm
+        check_comm(comm, "with_comm")
+        raise Error("gpuc: with_comm needs the CUDA backend (this module is on the %s backend): ranks are "
+                    "processes with a GPU each, and the C backend has no NCCL" % self.backend)
+
     def _instance(self, entry_name, key):
         """The entry of a template instance, compiled once per process (and cached on disk)."""
         if self._origin is None:
@@ -247,11 +261,11 @@ class Module:
             raise TypeError("%s has no template parameter %s (it has: %s)"
                             % (entry_name, ", ".join(map(str, unknown)), ", ".join(params) or "none"))
         merged = _define_list(defines) + ["%s.%s=%s" % (entry_name, k, _define_value(v)) for k, v in values.items()]
-        ckey = (self.backend, _source_key(source), arch, tuple(merged))
+        ckey = (self.backend, _source_key(source), arch, tuple(merged), id(self._comm))
         with _instances_lock:
             module = _instances.get(ckey)
         if module is None:
-            module = compile(source, defines=merged, arch=arch, backend=self.backend)
+            module = compile(source, defines=merged, arch=arch, backend=self.backend, comm=self._comm)
             with _instances_lock:
                 _instances[ckey] = module
         return getattr(module, entry_name)
@@ -322,11 +336,16 @@ def _pick_backend(backend):
     return backend
 
 
-def compile(source, *, defines=None, arch=None, backend="auto"):
+def compile(source, *, defines=None, arch=None, backend="auto", comm=None):
     """Compile a gdsl program: `source` is its text, a path (str naming an existing
     file, or a pathlib.Path). defines sets template parameters ({'TILE': 16,
     'matmul.T': numpy.float64} or ['TILE=16']). backend: 'c', 'cuda' or 'auto'
-    (CUDA when a GPU is usable, else C). Returns a Module; raises CompileError."""
+    (CUDA when a GPU is usable, else C). comm: a gpuc.Comm: the module's sharded
+    entries take and return this rank's shards (CUDA backend; see
+    docs/python.md). Returns a Module; raises CompileError."""
+    if comm is not None:
+        _check_comm_backend(comm, backend, "gpuc.compile")
+        backend = "cuda"
     which = _pick_backend(backend)
     if which == "cuda":
         from . import _cudamodule
@@ -334,7 +353,19 @@ def compile(source, *, defines=None, arch=None, backend="auto"):
     else:
         module = _compile_c(source, defines)
     module._origin = (source, defines, arch)
+    if comm is not None:
+        module = module.with_comm(comm)
     return module
+
+
+def _check_comm_backend(comm, backend, what):
+    from ._comm import check_comm
+    check_comm(comm, what)
+    if backend == "c":
+        raise ValueError("%s: comm= needs backend='cuda' (or 'auto'): ranks are processes with a GPU each, "
+                         "combined through NCCL, and the C backend has no NCCL" % what)
+    if backend not in ("auto", "cuda"):
+        _pick_backend(backend)    # its error
 
 
 def _compile_c(source, defines):
@@ -353,9 +384,20 @@ def _compile_c(source, defines):
     return Module(_ext().load_program(record["object"]), "c", record["entries"], record["name"])
 
 
-def load(path):
+def load(path, *, comm=None):
     """A library made by `gpuc --emit=lib -o DIR/libNAME`: path is DIR/NAME.json
     (its manifest), DIR/libNAME.so, or DIR/libNAME. Its entries run on the CUDA
-    backend as a compiled module's do; nothing is compiled."""
+    backend as a compiled module's do; nothing is compiled. comm: as compile's."""
     from . import _cudamodule
-    return _cudamodule.load_lib(path)
+    if comm is not None:
+        _check_comm_backend(comm, "cuda", "gpuc.load")
+    module = _cudamodule.load_lib(path)
+    return module.with_comm(comm) if comm is not None else module
+
+
+def __getattr__(name):
+    # gpuc.Comm without importing gpuc._comm (and ctypes' runtime) at `import gpuc`
+    if name == "Comm":
+        from ._comm import Comm
+        return Comm
+    raise AttributeError("module 'gpuc' has no attribute %r" % name)

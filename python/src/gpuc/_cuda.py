@@ -25,8 +25,10 @@ import ctypes
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
 import threading
+import weakref
 
 import numpy as np
 
@@ -95,6 +97,14 @@ def runtime():
                     ("gpuc_memcpy_htod", I, [P, ctypes.c_uint64, P, S]),
                     ("gpuc_memcpy_dtoh", I, [P, P, ctypes.c_uint64, S]),
                     ("gpuc_stream_synchronize", I, [P, P]),
+                    ("gpuc_context_free", I, [P]),
+                    # NCCL communicators (runtime/gpuc_comm.h; gpuc/_comm.py)
+                    ("gpuc_comm_nccl_load", I, []),
+                    ("gpuc_comm_nccl_unique_id", I, [ctypes.c_char_p]),
+                    ("gpuc_comm_nccl_init_rank", I, [ctypes.c_char_p, I, I, ctypes.POINTER(P)]),
+                    ("gpuc_comm_from_nccl", I, [P, ctypes.POINTER(P)]),
+                    ("gpuc_comm_nccl_free", None, [P]),
+                    ("gpuc_comm_nccl_handle", P, [P]),
                     ("gpuc_compile_cuda_to_image", I, [ctypes.c_char_p, ctypes.c_char_p,
                                                        ctypes.POINTER(ctypes.c_char_p), I, ctypes.POINTER(P),
                                                        ctypes.POINTER(S), ctypes.POINTER(ctypes.c_char_p)])]:
@@ -134,21 +144,59 @@ def pointer_device(ptr, what="gpuc"):
     """The ordinal of the device a device address belongs to (the driver's
     cuPointerGetAttribute, DEVICE_ORDINAL: what a __cuda_array_interface__
     object does not say). ValueError when CUDA does not know the address."""
-    global _libcuda
     if not usable():
         from . import Error
         raise Error("%s: the CUDA backend needs a GPU (libcuda did not load or no device)" % what)
-    if _libcuda is None:
-        lib = ctypes.CDLL("libcuda.so.1")    # loaded and initialised by the runtime (usable)
-        lib.cuPointerGetAttribute.restype = ctypes.c_int
-        lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
-        _libcuda = lib
     ordinal = ctypes.c_int(-1)
-    st = _libcuda.cuPointerGetAttribute(ctypes.byref(ordinal), 9, ptr)   # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    st = _driver().cuPointerGetAttribute(ctypes.byref(ordinal), 9, ptr)   # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
     if st != 0 or ordinal.value < 0:
         raise ValueError("%s: the __cuda_array_interface__ address 0x%x is not device memory CUDA knows "
                          "(cuPointerGetAttribute: error %d)" % (what, ptr, st))
     return ordinal.value
+
+
+def _driver():
+    """libcuda through ctypes (loaded and initialised by the runtime: usable())."""
+    global _libcuda
+    if _libcuda is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        lib.cuPointerGetAttribute.restype = ctypes.c_int
+        lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
+        for name, args in [("cuCtxGetDevice", [ctypes.POINTER(ctypes.c_int)]),
+                           ("cuDeviceGet", [ctypes.POINTER(ctypes.c_int), ctypes.c_int]),
+                           ("cuDevicePrimaryCtxRetain", [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]),
+                           ("cuCtxSetCurrent", [ctypes.c_void_p])]:
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = ctypes.c_int, args
+        _libcuda = lib
+    return _libcuda
+
+
+def current_device():
+    """The device of the calling thread's current CUDA context (what the CUDA
+    runtime's cudaGetDevice says: 0 when none is current), or None without a
+    usable GPU."""
+    if not usable():
+        return None
+    d = ctypes.c_int(0)
+    return d.value if _driver().cuCtxGetDevice(ctypes.byref(d)) == 0 else 0
+
+
+def set_current_device(device, what="gpuc"):
+    """Make device's primary context (the one CuPy, PyTorch and the CUDA runtime
+    use) current on the calling thread, as cudaSetDevice does."""
+    from . import Error
+    if not usable():
+        raise Error("%s: device %d: the CUDA backend needs a GPU (libcuda did not load or no device)" % (what, device))
+    drv = _driver()
+    dev, ctx = ctypes.c_int(0), ctypes.c_void_p()
+    st = drv.cuDeviceGet(ctypes.byref(dev), device)
+    if st == 0:
+        st = drv.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+    if st == 0:
+        st = drv.cuCtxSetCurrent(ctx)
+    if st != 0:
+        raise Error("%s: cannot make device %d current (CUDA error %d)" % (what, device, st))
 
 
 def device_arch(device=0):
@@ -228,11 +276,17 @@ def build(lib_source, header, cuda_source, manifest, arch):
 
 
 class Library:
-    """A --emit=lib shared object: its entry table, and a NAME_lib per device."""
+    """A --emit=lib shared object: its entry table, and a NAME_lib per device;
+    with comm (a gpuc.Comm), one NAME_lib made by NAME_new_comm on the
+    communicator's device, whose sharded entries run on this rank's shards."""
 
-    def __init__(self, so_path, name):
+    closed = False      # the communicator was closed: no more calls (release)
+
+    def __init__(self, so_path, name, comm=None):
         self.path = so_path
         self.name = name
+        self.comm = comm
+        self.fast = weakref.WeakSet()   # LibEntry functions installed with this library's lib (release)
         runtime()
         self.dll = ctypes.CDLL(so_path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
         try:
@@ -258,11 +312,26 @@ class Library:
         self._new.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
         self._libs = {}      # device -> (GpucContext *, NAME_lib *)
         self._lock = threading.Lock()
+        if comm is not None:
+            from . import Error
+            self._new_comm = getattr(self.dll, name + "_new_comm", None)
+            if self._new_comm is None:
+                raise Error("gpuc: %s has no %s_new_comm: it was built by a gpuc without sharded entries; rebuild "
+                            "it with gpuc --emit=lib" % (so_path, name))
+            self._new_comm.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+            self._free = getattr(self.dll, name + "_free")
+            self._free.argtypes = [ctypes.c_void_p]
+            comm._bind(self)
 
-    def handle(self, device):
+    def handle(self, device, what="gpuc"):
         """(context, NAME_lib *) on a device, made at first use (kernels loaded once)."""
         with self._lock:
+            if self.closed:
+                from . import Error
+                raise Error("%s: the module's communicator was closed (gpuc.Comm.close)" % what)
             got = self._libs.get(device)
+            if got is None and self.comm is not None:
+                return self._handle_comm(device, what)
             if got is None:
                 rt = runtime()
                 cfg = _Config()
@@ -279,6 +348,51 @@ class Library:
                     raise Error("gpuc: %s" % (self.last_error() or b"").decode(errors="replace"))
                 got = self._libs[device] = (ctx, lib)
             return got
+
+    def _handle_comm(self, device, what):
+        """handle() of a library bound to a communicator: on its device only."""
+        from . import Error
+        comm = self.comm
+        if comm.device is None:
+            comm.device = device
+        if device != comm.device:
+            raise ValueError("%s: the arrays are on device %d but the communicator is on device %d; a module "
+                             "with comm= runs on the communicator's device" % (what, device, comm.device))
+        rt = runtime()
+        cfg = _Config()
+        rt.gpuc_config_init(ctypes.byref(cfg))
+        cfg.device = device
+        ctx = ctypes.c_void_p()
+        st = rt.gpuc_context_new(ctypes.byref(cfg), ctypes.byref(ctx))
+        if st != 0:
+            raise _rt_error("the CUDA backend needs a GPU", st)
+        lib = ctypes.c_void_p()
+        st = self._new_comm(ctx, comm.nccl_comm, ctypes.byref(lib))
+        if st != 0:
+            rt.gpuc_context_free(ctx)
+            raise Error("gpuc: %s" % (self.last_error() or b"").decode(errors="replace"))
+        got = self._libs[device] = (ctx, lib)
+        return got
+
+    def release(self):
+        """The communicator is being closed: no more calls (the C path of the
+        entries installed with this library is dropped). The NAME_lib and its
+        context are freed with the object, after the last result that the
+        library allocated (a DeviceBuffer, which keeps it) is gone."""
+        with self._lock:
+            self.closed = True
+            for fn in list(self.fast):
+                fn.uninstall()
+            self.fast.clear()
+
+    def __del__(self):
+        if getattr(self, "comm", None) is None or not getattr(self, "_libs", None) or sys.is_finalizing():
+            return     # a plain library's contexts live as long as the process (as before)
+        rt = runtime()
+        for ctx, lib in self._libs.values():
+            self._free(lib)
+            rt.gpuc_context_free(ctx)
+        self._libs = {}
 
     def message(self):
         text = (self.last_error() or b"").decode(errors="replace")

@@ -50,6 +50,9 @@ def compile_cuda(source, defines, arch):
     return module
 
 
+NO_COMM = EntryFunction.not_sharded
+
+
 def load_lib(path):
     path = os.fspath(path)
     if path.endswith(".json"):
@@ -80,11 +83,14 @@ class CudaModule(Module):
 
     def __init__(self, library, manifest, name):
         self._library = library
+        self._manifest = manifest
+        self._comm = library.comm
         self._origin = None
         self.backend = "cuda"
         self.name = name
         source = manifest.get("source", name)
         lines = {e["name"]: "%s:%s" % (source, e.get("line")) for e in manifest.get("entries", [])}
+        shards = {e["name"]: e for e in manifest.get("entries", [])}
         self.entries = {}
         self._calls = []
         self._functions = []    # per entry: its _FastFunction (what the module attribute holds)
@@ -93,9 +99,29 @@ class CudaModule(Module):
             self.entries[ename] = entry
             self._calls.append(call)
             fn = type(ename, (_FastFunction,), {"__doc__": entry.doc()})(entry)   # LibEntry(fallback=entry)
+            if self._comm is None:
+                fn.sharded, fn.not_sharded = False, NO_COMM
+            else:
+                info = shards.get(ename, {})
+                fn.sharded = bool(info.get("sharded"))
+                fn.not_sharded = "" if fn.sharded else info.get("not_sharded", "no sharded form was built")
             self._functions.append(fn)
             if not hasattr(type(self), ename):
                 setattr(self, ename, fn)
+
+    def with_comm(self, comm):
+        """This module bound to a gpuc.Comm: the same compiled library, made with
+        NAME_new_comm on the communicator (its sharded entries then take and
+        return this rank's shards; the others run plain on each rank)."""
+        from ._comm import check_comm
+        check_comm(comm, "with_comm")
+        if not any("sharded" in e for e in self._manifest.get("entries", [])):
+            raise Error("gpuc: %s was built by a gpuc without sharded entries (its manifest says nothing of "
+                        "sharding); rebuild it with gpuc --emit=lib" % self.name)
+        module = CudaModule(_cuda.Library(self._library.path, self._library.name, comm=comm), self._manifest,
+                            self.name)
+        module._origin, module._built_for = self._origin, self._built_for
+        return module
 
     def _run(self, entry, comps, sizes, out=None, sync=True):
         views = [c for c in comps if isinstance(c, _cuda.DeviceArray)]
@@ -112,6 +138,8 @@ class CudaModule(Module):
                 v.device = known[0] if known else 0
         first = views[0] if views else None
         device = first.device if first else 0
+        if first is None and self._comm is not None and self._comm.device is not None:
+            device = self._comm.device      # NumPy arguments only: the communicator's device
         stream = first.stream if first else 0
         for v in views:
             if v.device != device:
@@ -119,7 +147,7 @@ class CudaModule(Module):
                                  % (entry.name, device, v.device))
         if self._built_for is not None:
             self._check_arch(device)
-        ctx, lib = self._library.handle(device)
+        ctx, lib = self._library.handle(device, entry.name)
         rt = _cuda.runtime()
         n_in = len(comps)
         leaves = entry.result_leaves
@@ -231,6 +259,7 @@ class CudaModule(Module):
 
         call = ctypes.cast(self._calls[entry.index], ctypes.c_void_p).value
         fn.install(call, lib.value or 0, device, params, results, result_tuple, hooks, on_error)
+        self._library.fast.add(fn)
         fn._fast_device = device
         fn._fast_frameworks = {f for f in ("cupy", "torch") if f + "_type" in hooks}
 
@@ -256,6 +285,8 @@ class CudaModule(Module):
         actual = _cuda.device_arch(device)
         if actual != built:
             fresh = compile_cuda(source, defines, actual)
+            if self._comm is not None:
+                fresh = fresh.with_comm(self._comm)
             self._library, self._calls = fresh._library, fresh._calls
         self._built_for = None
 
