@@ -78,7 +78,7 @@ def fake_nccl(tmp_path_factory):
 @pytest.mark.parametrize("call, kind, text", [
     (lambda: gpuc.Comm.from_nccl("0x10"), TypeError,
      "gpuc.Comm.from_nccl: ptr must be the address of an ncclComm_t as an int (e.g. cupy.cuda.nccl."
-     "NcclCommunicator(...).ptr), not str"),
+     "NcclCommunicator(...).comm), not str"),
     (lambda: gpuc.Comm.from_nccl(True), TypeError, "ptr must be the address of an ncclComm_t as an int"),
     (lambda: gpuc.Comm.from_nccl(0), ValueError, "gpuc.Comm.from_nccl: 0 is not the address of an ncclComm_t"),
     (lambda: gpuc.Comm.from_nccl(16, device="cuda:0"), TypeError,

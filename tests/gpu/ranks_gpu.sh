@@ -63,14 +63,14 @@ for f in "${files[@]}"; do
     sizes=$(printf '%s\n' "$rest" | grep -o '\[[a-z_][a-z_0-9]*\]' | tr -d '[]' | sort -u |
             awk '{ printf "%s%s=%d", (NR > 1 ? "," : ""), $1, ($1 == "n" ? 1000 : 7) }')
     mkdir -p "$out/$f.$entry.plain"
-    if ! "$p" -e "$entry" --backend=cuda ${sizes:+--random "$sizes"} --seed 3 --out "$out/$f.$entry.plain" \
+    if ! "$p" -e "$entry" --backend=cuda --random "$sizes" --seed 3 --out "$out/$f.$entry.plain" \
         < /dev/null > "$out/$f.$entry.plain.log" 2>&1; then
       printf '%-12s %-20s %-6s %s\n' "$f" "$entry" - "plain run failed: $(tail -n 1 "$out/$f.$entry.plain.log")"; continue
     fi
     for n in $(seq 1 "$gpus"); do
       d=$out/$f.$entry.r$n
       mkdir -p "$d"
-      timeout 60 "$p" -e "$entry" --backend=cuda --ranks "$n" ${sizes:+--random "$sizes"} --seed 3 --out "$d" \
+      timeout 60 "$p" -e "$entry" --backend=cuda --ranks "$n" --random "$sizes" --seed 3 --out "$d" \
         < /dev/null > "$d.log" 2>&1
       rc=$?
       if [ $rc -ne 0 ] && grep -q 'cannot run sharded\|not sharded on the GPU' "$d.log"; then

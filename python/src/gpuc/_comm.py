@@ -100,17 +100,18 @@ class Comm:
     @classmethod
     def from_nccl(cls, ptr, device=None):
         """Wrap a caller's ncclComm_t without owning it: ptr is its address as an
-        int (cupy.cuda.nccl.NcclCommunicator.ptr), or an object with .ptr (and
-        .device_id(), as CuPy's has). The caller destroys it after close()."""
+        int, or an object with .ptr or .comm holding it (and .device_id(), as
+        cupy.cuda.nccl.NcclCommunicator has). The caller destroys it after close()."""
         what = "gpuc.Comm.from_nccl"
         device = _check_device(device, what)
-        if not isinstance(ptr, int) and hasattr(ptr, "ptr"):
+        handle = next((a for a in ("ptr", "comm") if hasattr(ptr, a)), None) if not isinstance(ptr, int) else None
+        if handle:   # CuPy's NcclCommunicator keeps its ncclComm_t as .comm
             if device is None and callable(getattr(ptr, "device_id", None)):
                 device = ptr.device_id()
-            ptr = ptr.ptr
+            ptr = getattr(ptr, handle)
         if isinstance(ptr, bool) or not isinstance(ptr, int):
             raise TypeError("%s: ptr must be the address of an ncclComm_t as an int (e.g. cupy.cuda.nccl."
-                            "NcclCommunicator(...).ptr), not %s" % (what, type(ptr).__name__))
+                            "NcclCommunicator(...).comm), not %s" % (what, type(ptr).__name__))
         if ptr <= 0 or ptr >= 1 << 64:
             raise ValueError("%s: %d is not the address of an ncclComm_t" % (what, ptr))
         _use_loaded_nccl()

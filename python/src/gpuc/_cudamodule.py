@@ -38,7 +38,8 @@ def compile_cuda(source, defines, arch):
     if record is None:
         built_arch = arch or _cuda.device_arch(0)
         lib, files = _compile_text("lib", source, defines, lib_name=_cuda.LIB_NAME, archs=built_arch)
-        cuda, _ = _compile_text("cuda", source, defines)
+        # the plain kernels and the sharded entries' (NAME_new_comm, gpuc.Comm)
+        cuda, _ = _compile_text("cuda-kernels", source, defines)
         so = _cuda.build(lib["source"], lib["header"], cuda["source"], lib["manifest"], built_arch)
         record = {"object": so, "name": files[0] if files else "<string>", "arch": built_arch}
         _compcache.store(key, record, files)
