@@ -11,6 +11,7 @@
  * malloc'ed for the caller), and under GPUC_MAIN a text main().
  */
 #include "backend.h"
+#include "gpuc_comm_vtable.inc"  /* comm_vtable_text: the GPUC_COMM_VTABLE block of runtime/gpuc_comm.h (backend/CMakeLists.txt) */
 
 #include <stdlib.h>
 #include <string.h>
@@ -823,41 +824,9 @@ int be_emit_c(FILE *out, IrModule *m) {
 void be_shard_prelude(BeBuf *b, bool table, bool cuda) {
     be_printf(b,
         "\n/* ---- sharded entries (gpuc --emit=c-shard, docs/sharding.md) ---- */\n"
-        "/* the collectives' vtable, as in runtime/gpuc_comm.h (ORDER COMM VTABLE) */\n"
-        "#ifndef GPUC_COMM_VTABLE\n"
-        "#define GPUC_COMM_VTABLE\n"
-        "/* Element types of all_reduce. grep \"ORDER COMM TYPE\" (gpuc_comm_threads.c). */\n"
-        "typedef enum GpucCommType {\n"
-        "    GPUC_COMM_I32,   /* int32_t, sums wrap */\n"
-        "    GPUC_COMM_I64,   /* int64_t, sums wrap */\n"
-        "    GPUC_COMM_U32,   /* uint32_t */\n"
-        "    GPUC_COMM_U64,   /* uint64_t */\n"
-        "    GPUC_COMM_F32,   /* float */\n"
-        "    GPUC_COMM_F64,   /* double */\n"
-        "} GpucCommType;\n"
-        "\n"
-        "/* Built-in reduction operators of all_reduce (NCCL's ncclSum, ncclMin, ncclMax). */\n"
-        "typedef enum GpucCommOp {\n"
-        "    GPUC_COMM_SUM,\n"
-        "    GPUC_COMM_MIN,\n"
-        "    GPUC_COMM_MAX,\n"
-        "} GpucCommOp;\n"
-        "\n"
-        "typedef struct GpucComm GpucComm;\n"
-        "struct GpucComm {\n"
-        "    int rank;           /* this rank, 0 .. size-1 */\n"
-        "    int size;           /* number of ranks */\n"
-        "    void *impl;         /* the implementation's state (shared by all ranks on the CPU) */\n"
-        "    /* recv[r * bytes .. (r + 1) * bytes) = rank r's send[0 .. bytes), for every r. */\n"
-        "    int (*all_gather)(const GpucComm *comm, const void *send, void *recv, size_t bytes, void *stream);\n"
-        "    /* recv[k] = op over ranks of send[k], k < count; the same on every rank.\n"
-        "     * send and recv may be the same buffer. */\n"
-        "    int (*all_reduce)(const GpucComm *comm, const void *send, void *recv, size_t count, GpucCommType type,\n"
-        "                      GpucCommOp op, void *stream);\n"
-        "    /* Returns once every rank has called it. */\n"
-        "    int (*barrier)(const GpucComm *comm);\n"
-        "};\n"
-        "#endif /* GPUC_COMM_VTABLE */\n"
+        "/* the collectives' vtable, as in runtime/gpuc_comm.h (ORDER COMM VTABLE) */\n");
+    be_printf(b, "%s", comm_vtable_text);
+    be_printf(b,
         "\n"
         "#ifdef __GNUC__\n"
         "#define GPUC_SHARD_UNUSED __attribute__((unused))\n"

@@ -81,41 +81,6 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* A size value: N, 2^K, 2^K+N or 2^K-N. */
-static bool read_size(const char *s, long long *v)
-{
-    char *end;
-    while (*s == ' ') {
-        s++;
-    }
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (end == s || errno || x < 0) {
-        return false;
-    }
-    if (x == 2 && *end == '^') {
-        long long k = strtoll(end + 1, &end, 10);
-        if (k < 0 || k > 40) {
-            return false;
-        }
-        x = 1ll << k;
-        if (*end == '+' || *end == '-') {
-            char sign = *end;
-            const char *num = end + 1;
-            long long c = strtoll(num, &end, 10);
-            if (end == num || c < 0) {
-                return false;
-            }
-            x = sign == '+' ? x + c : x - c;
-        }
-    }
-    while (*end == ' ') {
-        end++;
-    }
-    *v = x;
-    return !*end && x >= 0;
-}
-
 static const char *item_word(const char *t, const char *w)
 {
     size_t n = strlen(w);
@@ -344,7 +309,7 @@ static void run_bench_block(BenchRun *br, const char *file, const TbBlock *bl)
             char *save = NULL;
             for (char *t = strtok_r(list, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save)) {
                 long long x;
-                if (!read_size(t, &x)) {
+                if (!tb_read_size(t, &x)) {
                     char *m = tb_printf("size '%s': expected a size (N, 2^K or 2^K+N), found '%s'", s->name,
                                         tb_trim(t));
                     spec_error(br, file, it->line, it->col + (int)(t - list) + (int)(eq + 1 - it->text), m);

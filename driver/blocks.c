@@ -77,6 +77,36 @@ char *tb_trim(char *s)
     return s;
 }
 
+bool tb_read_size(const char *s, long long *v)
+{
+    char *end;
+    s += strspn(s, " \t");
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || errno || x < 0) {
+        return false;
+    }
+    if (x == 2 && *end == '^') {
+        long long k = strtoll(end + 1, &end, 10);
+        if (k < 0 || k > 40) {
+            return false;
+        }
+        x = 1ll << k;
+        if (*end == '+' || *end == '-') {
+            char sign = *end;
+            const char *num = end + 1;
+            long long c = strtoll(num, &end, 10);
+            if (end == num || c < 0) {
+                return false;
+            }
+            x = sign == '+' ? x + c : x - c;
+        }
+    }
+    end += strspn(end, " \t");
+    *v = x;
+    return !*end && x >= 0;
+}
+
 char *tb_first_line(const char *s)
 {
     const char *nl = strchr(s, '\n');

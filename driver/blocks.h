@@ -21,6 +21,9 @@ char *tb_strdup(const char *s);
 char *tb_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *tb_trim(char *s);                 /* in place: leading and trailing blanks */
 char *tb_first_line(const char *s);     /* malloc'd */
+/* A size of a bench block's `size NAME = ...` line: N, 2^K, 2^K+N or 2^K-N,
+ * blanks around it allowed; false if s is not one. */
+bool tb_read_size(const char *s, long long *v);
 
 /* A growable list of malloc'd strings (command-line arguments). */
 typedef struct TbArgs {

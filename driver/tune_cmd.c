@@ -320,37 +320,6 @@ static const char *item_word(const char *t, const char *w)
     return strncmp(t, w, n) == 0 && (t[n] == ' ' || t[n] == '\t') ? t + n + strspn(t + n, " \t") : NULL;
 }
 
-/* A size value: N, 2^K, 2^K+N or 2^K-N (surrounding blanks allowed). */
-static bool read_size(const char *s, long long *v)
-{
-    char *end;
-    s += strspn(s, " \t");
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (end == s || errno || x < 0) {
-        return false;
-    }
-    if (x == 2 && *end == '^') {
-        long long k = strtoll(end + 1, &end, 10);
-        if (k < 0 || k > 40) {
-            return false;
-        }
-        x = 1ll << k;
-        if (*end == '+' || *end == '-') {
-            char sign = *end;
-            const char *num = end + 1;
-            long long c = strtoll(num, &end, 10);
-            if (end == num || c < 0) {
-                return false;
-            }
-            x = sign == '+' ? x + c : x - c;
-        }
-    }
-    end += strspn(end, " \t");
-    *v = x;
-    return !*end && x >= 0;
-}
-
 /* The case of block bl: generated inputs, standard input for the inline ones.
  * Returns 0, or 1 after an error naming FILE:LINE:COL. */
 static int make_case(Tune *tu, const TbBlock *bl, const TbSig *sig)
@@ -373,7 +342,7 @@ static int make_case(Tune *tu, const TbBlock *bl, const TbSig *sig)
             free(sizes_text);
             return 1;
         }
-        if (!read_size(last ? last + 1 : eq + 1, &x)) {
+        if (!tb_read_size(last ? last + 1 : eq + 1, &x)) {
             char *t = tb_strdup(last ? last + 1 : eq + 1);
             fprintf(stderr, "%s:%d:%d: error: size '%.*s': expected a size (N, 2^K or 2^K+N), found '%s'\n", tu->file,
                     bl->items[i].line, bl->items[i].col, (int)n, v, tb_trim(t));

@@ -19,10 +19,11 @@
 extern "C" {
 #endif
 
-/* The vtable. Generated code (backend/emit_c.c, shard_prelude) carries a
- * copy of this block under the same guard, so that generated programs
- * need no header beyond the runner's: grep "ORDER COMM VTABLE" if you change it
- * (tests/shard/comm-vtable-sync.test fails when the two differ). */
+/* The vtable. Generated code carries this block as it is, under the same
+ * guard, so that generated programs need no header beyond the runner's: the
+ * build embeds the lines from `#ifndef GPUC_COMM_VTABLE` to its `#endif` in
+ * the compiler (backend/CMakeLists.txt, emit_c.c be_shard_prelude; grep
+ * "ORDER COMM VTABLE"). Keep both marker lines as they are. */
 #ifndef GPUC_COMM_VTABLE
 #define GPUC_COMM_VTABLE
 /* Element types of all_reduce. grep "ORDER COMM TYPE" (gpuc_comm_threads.c). */

@@ -133,14 +133,17 @@ bool cuda_results_known(IrEntry *e);
 
 /* shard.c: sharded entries (docs/sharding.md) */
 const char *shard_offset_name(IrEntry *e, IrStmt *s);
+IrValue *cuda_shard_local_size(IrEntry *e, IrValue *size);  /* the local size of a sharded size, else size */
 void cuda_shard_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *lead);
 void cuda_shard_sizes(CuEmit *c);
 void cuda_shard_combine(CuEmit *c, IrKernel *k);
 void cuda_shard_before(CuEmit *c, IrKernel *k);
+IrKernel *cuda_shard_total(const IrKernel *k);  /* a sharded scan's totals kernel, else NULL */
+void cuda_shard_fix_kernel(CuEmit *c, const IrKernel *k);  /* after a sharded scan's kernel: its fix-up */
 
 /* emit.c */
-typedef void (*CuKernelEmitter)(CuEmit *c, IrKernel *k);
-CuKernelEmitter cuda_kernel_emitter(IrKernelKind kind);  /* NULL for IR_K_HOST */
+void cuda_emit_init(CuEmit *c, BeBuf *b, IrModule *m);  /* a context writing to b */
+void cuda_entry_kernels(CuEmit *c, IrEntry *e);  /* every kernel of e, through the kernel kind table */
 
 /* prelude.c */
 void nvcc_host_prelude(BeBuf *b);

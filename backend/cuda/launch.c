@@ -641,13 +641,21 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     host_into = false;
 }
 
-/* Under GPUC_MAIN (nvcc): gpuc_entry_NAME on host arrays, the C backend's
- * signature, for the generated text main. */
+/* gpuc_entry_NAME on host arrays, the C backend's signature, over
+ * gpuc_dev_NAME on the default stream: for the generated text main (under
+ * GPUC_MAIN, nvcc) and the call table. Sharded (c->shard): gpuc_shard_NAME
+ * over gpuc_dev_shard_NAME, what the call table and shard_check use. */
 void host_array_entry(CuEmit *c, IrEntry *e) {
     BeBuf *b = c->b;
-    be_printf(b, "/* entry %s on host arrays, as the C backend's gpuc_entry_%s */\n", e->name, e->name);
-    be_printf(b, "GPUC_HAPI ");
-    be_entry_signature(b, e, "gpuc_entry_", NULL);
+    if (c->shard) {
+        be_printf(b, "/* entry %s sharded, on host arrays, as the C backend's gpuc_shard_%s */\n", e->name, e->name);
+        be_printf(b, "GPUC_HAPI ");
+        cuda_shard_signature(b, e, "gpuc_shard_", "const GpucComm *comm");
+    } else {
+        be_printf(b, "/* entry %s on host arrays, as the C backend's gpuc_entry_%s */\n", e->name, e->name);
+        be_printf(b, "GPUC_HAPI ");
+        be_entry_signature(b, e, "gpuc_entry_", NULL);
+    }
     be_printf(b, " {\n");
     b->indent = 1;
     be_line(b, "GpucHost *gpuc_h = 0; /* the default stream */");
@@ -656,14 +664,15 @@ void host_array_entry(CuEmit *c, IrEntry *e) {
         IrValue *v = e->params[i];
         if (!v->rank) { continue; }
         const char *n = count_of(c, v);
-        dalloc(c, ct(v->elem), be_strf(&c->x, "g_d%d", i), n);
+        /* a shard may be empty: its block has one element */
+        dalloc(c, ct(v->elem), be_strf(&c->x, "g_d%d", i), c->shard ? be_strf(&c->x, "%s > 0 ? %s : 1", n, n) : n);
         be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_h2d(gpuc_h, g_d%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
     }
     for (int i = 0; i < e->nresults; i++) {
         if (e->results[i]->rank) { be_line(b, "%s *g_r%d = NULL;", ct(e->results[i]->elem), i); }
     }
-    be_printf(b, "    GPUC_TRY(gpuc_dev_%s(gpuc_h", e->name);
-    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(e->sizes[i])); }
+    be_printf(b, "    GPUC_TRY(gpuc_dev_%s%s(gpuc_h%s", c->shard ? "shard_" : "", e->name, c->shard ? ", comm" : "");
+    for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(c->shard ? cuda_shard_local_size(e, e->sizes[i]) : e->sizes[i])); }
     for (int i = 0; i < e->nparams; i++) {
         if (e->params[i]->rank) { be_printf(b, ", g_d%d", i); }
         else { be_printf(b, ", %s", be_vname(e->params[i])); }
@@ -694,11 +703,8 @@ void cuda_host_stmt(CuEmit *c, IrKernel *k) { host_stmt(c, k); }
 void cuda_host_shard_entry(CuEmit *c, IrEntry *e) { host_entry(c, e, false); }
 
 void be_cuda_host_entries(BeBuf *b, IrModule *m) {
-    CuEmit c = { 0 };
-    c.b = b;
-    c.m = m;
-    c.x.b = b;
-    c.x.cuda = true;
+    CuEmit c;
+    cuda_emit_init(&c, b, m);
     for (int i = 0; i < m->nentries; i++) { host_entry(&c, m->entries[i], false); }
     be_expr_free(&c.x);
 }
@@ -706,11 +712,8 @@ void be_cuda_host_entries(BeBuf *b, IrModule *m) {
 /* The gpuc_dev_NAME_into launchers of the entries whose result sizes follow
  * from their arguments (--emit=cuda only). */
 void cuda_host_into_entries(BeBuf *b, IrModule *m) {
-    CuEmit c = { 0 };
-    c.b = b;
-    c.m = m;
-    c.x.b = b;
-    c.x.cuda = true;
+    CuEmit c;
+    cuda_emit_init(&c, b, m);
     for (int i = 0; i < m->nentries; i++) {
         if (cuda_results_known(m->entries[i])) { host_entry(&c, m->entries[i], true); }
     }

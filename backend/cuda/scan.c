@@ -241,16 +241,9 @@ static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
 void emit_scan(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
-    bool filter = s->kind == IR_S_FILTER;
     int B = k->block, I = k->items, NW = B / 32;
-    /* The scanned tuple: for a filter, the count of kept elements (u32). */
-    int nsc = filter ? 1 : s->nscans;
-    IrOperator *ops = filter ? NULL : s->scans;
-    IrOperator fop;
-    if (filter) {
-        fop = ir_operator_binop(c->m, IR_BIN_add, IR_U32, true);
-        ops = &fop;
-    }
+    int nsc = s->nscans;
+    IrOperator *ops = s->scans;
     int W;
     IrScalar *wt = scan_types(s, &W);
     const int word = scan_word_bytes(wt, W);
@@ -270,11 +263,10 @@ void emit_scan(CuEmit *c, IrKernel *k) {
             kp_add(c, &p, d, a);
         }
     }
-    /* shared staging of a scan: its inputs, then its outputs (a filter has none) */
-    int nv = filter ? s->nouts - 1 : 0;
+    /* shared staging: the scan's inputs, then its outputs */
     int in_bytes = 0, out_bytes = 0;
     for (int j = 0; j < W; j++) { in_bytes += staging_bytes(wt[j], I, B * I); }
-    int nout = filter ? 0 : (s->post ? s->post->nres : ir_stmt_scan_width(s));
+    int nout = s->post ? s->post->nres : ir_stmt_scan_width(s);
     for (int j = 0; j < nout; j++) { out_bytes += staging_bytes(s->outs[j]->elem, I, B * I); }
     int smem = in_bytes > out_bytes ? in_bytes : out_bytes;
     /* where shared memory limits the blocks per SM (227 KiB, 1 KiB reserved
@@ -283,20 +275,11 @@ void emit_scan(CuEmit *c, IrKernel *k) {
      * registers of a full tile's loads do not lower it further */
     int min_blocks = 227 * 1024 / (smem + 1024);
     if (min_blocks > 65536 / (B * 72)) { min_blocks = 0; }
-    if (filter) {
-        /* no staging; the registers bound a filter's blocks (46 for f32: 5 of
-         * 256 threads an SM, 120 KB of loads in flight; forcing 6 spills) */
-        min_blocks = 0;
-    }
     kernel_comment(c, k);
     signature_min(c, k, &p, min_blocks);
     const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
-    if (filter) {
-        be_line(b, "/* tile of %d threads x %d items, no shared staging */", B, I);
-    } else {
-        be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging%s */", B, I, smem, padded(wt[0], I) ? " (padded)" : "");
-        be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
-    }
+    be_line(b, "/* tile of %d threads x %d items; %d bytes of shared staging%s */", B, I, smem, padded(wt[0], I) ? " (padded)" : "");
+    be_line(b, "__shared__ __align__(16) unsigned char g_smem[%d];", smem);
     for (int j = 0; j < W; j++) {
         be_line(b, "__shared__ %s g_wsum%d[32];", ct(wt[j]), j);
         be_line(b, "__shared__ %s g_ex_sh%d;", ct(wt[j]), j);
@@ -308,8 +291,8 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_base = g_tile * %d;", B * I);
     /* staging arrays */
     int off = 0;
-    if (!filter) { be_line(b, "const unsigned g_sm = gpuc_smem32(g_smem);"); }
-    for (int j = 0; !filter && j < W; j++) {
+    be_line(b, "const unsigned g_sm = gpuc_smem32(g_smem);");
+    for (int j = 0; j < W; j++) {
         be_line(b, "const unsigned g_st%d = g_sm + %du;", j, off);
         off += staging_bytes(wt[j], I, B * I);
     }
@@ -328,74 +311,46 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     char **agg = names(c, "g_t%d_%d", 0, W);
     char **wv = names(c, "g_w%d_%d", 0, W);
     char **el = names(c, "g_el%d_%d", 0, W);
-    if (filter) {
-        be_line(b, "/* phase 1: coalesced loads and the map; keep flags in g_bits, kept values in registers */");
-        for (int u = 0; u < I; u++) {
-            for (int j = 0; j < nv; j++) { be_line(b, "%s g_v%d_%d = (%s)0;", ct(s->outs[j]->elem), j, u, ct(s->outs[j]->elem)); }
-        }
-        be_line(b, "%s g_bits = 0u;", I > 32 ? "uint64_t" : "uint32_t");
-        be_line(b, "const int64_t g_seg = g_base + (int64_t)g_warp * %d + g_lane;  /* the warp's run of %d items */", 32 * I, 32 * I);
-        be_line(b, "if (g_base + %d <= %s) {", B * I, n);
-        b->indent++;
-        be_line(b, "/* a full tile: no bound checks */");
-        filter_phase1(c, k, true, nv);
-        b->indent--;
-        be_line(b, "} else {");
-        b->indent++;
-        be_line(b, "/* the last tile: items past n are not kept */");
-        filter_phase1(c, k, false, nv);
-        b->indent--;
-        be_line(b, "}");
-        be_line(b, "/* phases 2 and 3: the warp's count of kept items (butterfly), one per warp to shared memory */");
-        be_line(b, "uint32_t %s = %s(g_bits);", agg[0], I > 32 ? "__popcll" : "__popc");
-        be_line(b, "for (int g_off = 16; g_off > 0; g_off >>= 1) {");
-        be_line(b, "    %s += __shfl_xor_sync(0xffffffffu, %s, g_off);", agg[0], agg[0]);
-        be_line(b, "}");
-        be_line(b, "if (g_lane == 0) {");
-        be_line(b, "    g_wsum0[g_warp] = %s;", agg[0]);
-        be_line(b, "}");
-    } else {
-        be_line(b, "/* phase 1: coalesced loads, the map, scan inputs staged in shared memory */");
-        be_line(b, "if (g_base + %d <= %s) {", B * I, n);
-        b->indent++;
-        be_line(b, "/* a full tile: no bound checks, every load in flight before the first store */");
-        scan_phase1(c, k, true, wt, W, ne);
-        b->indent--;
-        be_line(b, "} else {");
-        b->indent++;
-        be_line(b, "/* the last tile: items past n stage the neutral element */");
-        scan_phase1(c, k, false, wt, W, ne);
-        b->indent--;
-        be_line(b, "}");
-        be_line(b, "__syncthreads();");
-        be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
-        for (int u = 0; u < I; u++) {
-            const char *slot = be_strf(&c->x, "threadIdx.x * %d + %d", I, u);
-            for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), j, u, stage_load(c, "st", j, wt[j], I, slot)); }
-        }
-        /* per-scan operator views */
-        for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), agg[j], ne[j]); }
-        for (int u = 0; u < I; u++) {
-            int at = 0;
-            for (int q = 0; q < nsc; q++) {
-                const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
-                for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
-                apply_op(c, &ops[q], agg + at, (const char *const *)(agg + at), xs, false);
-                free(xs);
-                at += ops[q].arity;
-            }
-        }
-        be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
-        for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), wv[j], agg[j]); }
-        warp_inclusive_scan(c, ops, nsc, wt, wv, "g_y%d_%d");
-        for (int j = 0; j < W; j++) {
-            be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(wt[j]), el[j], wv[j]);
-            be_line(b, "if (g_lane == 0) { %s = %s; }", el[j], ne[j]);
-        }
-        be_line(b, "if (g_lane == 31) {");
-        for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_warp] = %s;", j, wv[j]); }
-        be_line(b, "}");
+    be_line(b, "/* phase 1: coalesced loads, the map, scan inputs staged in shared memory */");
+    be_line(b, "if (g_base + %d <= %s) {", B * I, n);
+    b->indent++;
+    be_line(b, "/* a full tile: no bound checks, every load in flight before the first store */");
+    scan_phase1(c, k, true, wt, W, ne);
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "/* the last tile: items past n stage the neutral element */");
+    scan_phase1(c, k, false, wt, W, ne);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 2: each thread takes %d consecutive items and reduces them */", I);
+    for (int u = 0; u < I; u++) {
+        const char *slot = be_strf(&c->x, "threadIdx.x * %d + %d", I, u);
+        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), j, u, stage_load(c, "st", j, wt[j], I, slot)); }
     }
+    /* per-scan operator views */
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), agg[j], ne[j]); }
+    for (int u = 0; u < I; u++) {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
+            for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
+            apply_op(c, &ops[q], agg + at, (const char *const *)(agg + at), xs, false);
+            free(xs);
+            at += ops[q].arity;
+        }
+    }
+    be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = %s;", ct(wt[j]), wv[j], agg[j]); }
+    warp_inclusive_scan(c, ops, nsc, wt, wv, "g_y%d_%d");
+    for (int j = 0; j < W; j++) {
+        be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(wt[j]), el[j], wv[j]);
+        be_line(b, "if (g_lane == 0) { %s = %s; }", el[j], ne[j]);
+    }
+    be_line(b, "if (g_lane == 31) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_warp] = %s;", j, wv[j]); }
+    be_line(b, "}");
     be_line(b, "__syncthreads();");
     be_line(b, "if (g_warp == 0) {");
     b->indent++;
@@ -528,100 +483,73 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     char **wp = names(c, "g_wp%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_warp > 0 ? g_wsum%d[g_warp - 1] : %s;", ct(wt[j]), wp[j], j, ne[j]); }
     char **tex = names(c, "g_tx%d_%d", 0, W);
-    if (!filter) {
-        /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
-        apply_ops(c, ops, nsc, tex, wp, el, true);
-    }
+    /* thread exclusive prefix within the tile: op(warp prefix, lane prefix) */
+    apply_ops(c, ops, nsc, tex, wp, el, true);
     char **pre = names(c, "g_pre%d_%d", 0, W);
     char **exs = names(c, "g_exs%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_ex_sh%d;", ct(wt[j]), exs[j], j); }
-    if (filter) {
-        be_line(b, "/* phase 5: kept values go from registers straight to their place: copy u of");
-        be_line(b, " * lane l follows the warp's kept items of copies before u and those of lanes");
-        be_line(b, " * before l in copy u (ballots), so each copy's kept items are one contiguous run */");
-        be_line(b, "const uint32_t g_cnt = g_wsum0[%d];", NW - 1);
-        be_line(b, "const int64_t g_dst = (int64_t)%s;", exs[0]);
-        for (int j = 0; j < nv; j++) { be_line(b, "%s *const g_o%d = %s + g_dst + %s;", ct(s->outs[j]->elem), j, be_vname(s->outs[j]), wp[0]); }
-        be_line(b, "const unsigned g_lt = (1u << g_lane) - 1u;  /* the lanes before this one */");
-        be_line(b, "uint32_t g_run = 0u;");
-        for (int u = 0; u < I; u++) {
-            be_line(b, "{");
-            b->indent++;
-            be_line(b, "const unsigned g_m = __ballot_sync(0xffffffffu, (g_bits >> %d) & 1u);", u);
-            be_line(b, "if ((g_bits >> %d) & 1u) {", u);
-            for (int j = 0; j < nv; j++) { be_line(b, "    g_o%d[g_run + __popc(g_m & g_lt)] = g_v%d_%d;", j, j, u); }
-            be_line(b, "}");
-            be_line(b, "g_run += __popc(g_m);");
-            b->indent--;
-            be_line(b, "}");
-        }
-        be_line(b, "if (g_base + %d >= %s && threadIdx.x == 0) {", B * I, n);
-        be_line(b, "    *%s_out = g_dst + (int64_t)g_cnt;  /* the last tile knows the total */", be_vname(s->outs[nv]));
-        be_line(b, "}");
-    } else {
-        for (int q = 0, at = 0; q < nsc; q++) {
-            apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
+    for (int q = 0, at = 0; q < nsc; q++) {
+        apply_op(c, &ops[q], pre + at, (const char *const *)(exs + at), (const char *const *)(tex + at), true);
+        at += ops[q].arity;
+    }
+    /* no barrier before the output staging overwrites the input staging:
+     * every thread read its inputs (phase 2) before the barrier after
+     * phase 3, and has passed the one after the look-back since */
+    be_line(b, "/* phase 5: each item's prefix, the post map, outputs staged for coalesced stores */");
+    int sw = ir_stmt_scan_width(s);
+    int off2 = 0;
+    for (int j = 0; j < nout; j++) {
+        be_line(b, "const unsigned g_so%d = g_sm + %du;", j, off2);
+        off2 += staging_bytes(s->outs[j]->elem, I, B * I);
+    }
+    for (int u = 0; u < I; u++) {
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
+        const char **val = calloc((size_t)sw + 1, sizeof *val);
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
+            for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
+            if (ops[q].exclusive) {
+                for (int j = 0; j < ops[q].arity; j++) {
+                    char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
+                    be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), t, pre[at + j], t);  /* a post may not read it */
+                    val[at + j] = t;
+                }
+                apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
+            } else {
+                apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
+                for (int j = 0; j < ops[q].arity; j++) {
+                    char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
+                    be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), t, pre[at + j], t);  /* a post may not read it */
+                    val[at + j] = t;
+                }
+            }
+            free(xs);
             at += ops[q].arity;
         }
-        /* no barrier before the output staging overwrites the input staging:
-         * every thread read its inputs (phase 2) before the barrier after
-         * phase 3, and has passed the one after the look-back since */
-        be_line(b, "/* phase 5: each item's prefix, the post map, outputs staged for coalesced stores */");
-        int sw = ir_stmt_scan_width(s);
-        int off2 = 0;
+        c->x.idx[0] = "g_i";
+        c->x.idx[1] = "g_i";
+        if (s->post) {
+            const char **pr = calloc((size_t)s->post->nres + 1, sizeof *pr);
+            be_lambda(&c->x, s->post, val, pr);
+            for (int j = 0; j < nout; j++) { stage_store(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "threadIdx.x * %d + %d", I, u), pr[j]); }
+            free(pr);
+        } else {
+            for (int j = 0; j < nout; j++) { stage_store(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "threadIdx.x * %d + %d", I, u), val[j]); }
+        }
+        free(val);
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_line(b, "__syncthreads();");
+    for (int u = 0; u < I; u++) {
+        be_line(b, "if (g_base + %d + threadIdx.x < %s) {", u * B, n);
         for (int j = 0; j < nout; j++) {
-            be_line(b, "const unsigned g_so%d = g_sm + %du;", j, off2);
-            off2 += staging_bytes(s->outs[j]->elem, I, B * I);
+            be_line(b, "    %s[g_base + %d + threadIdx.x] = %s;", be_vname(s->outs[j]), u * B, stage_load(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "%d + threadIdx.x", u * B)));
         }
-        for (int u = 0; u < I; u++) {
-            be_line(b, "{");
-            b->indent++;
-            be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
-            const char **val = calloc((size_t)sw + 1, sizeof *val);
-            int at = 0;
-            for (int q = 0; q < nsc; q++) {
-                const char **xs = calloc((size_t)ops[q].arity + 1, sizeof *xs);
-                for (int j = 0; j < ops[q].arity; j++) { xs[j] = be_strf(&c->x, "g_x%d_%d", at + j, u); }
-                if (ops[q].exclusive) {
-                    for (int j = 0; j < ops[q].arity; j++) {
-                        char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
-                        be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), t, pre[at + j], t);  /* a post may not read it */
-                        val[at + j] = t;
-                    }
-                    apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
-                } else {
-                    apply_op(c, &ops[q], pre + at, (const char *const *)(pre + at), xs, false);
-                    for (int j = 0; j < ops[q].arity; j++) {
-                        char *t = be_strf(&c->x, "g_e%d_%d", at + j, u);
-                        be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), t, pre[at + j], t);  /* a post may not read it */
-                        val[at + j] = t;
-                    }
-                }
-                free(xs);
-                at += ops[q].arity;
-            }
-            c->x.idx[0] = "g_i";
-            c->x.idx[1] = "g_i";
-            if (s->post) {
-                const char **pr = calloc((size_t)s->post->nres + 1, sizeof *pr);
-                be_lambda(&c->x, s->post, val, pr);
-                for (int j = 0; j < nout; j++) { stage_store(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "threadIdx.x * %d + %d", I, u), pr[j]); }
-                free(pr);
-            } else {
-                for (int j = 0; j < nout; j++) { stage_store(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "threadIdx.x * %d + %d", I, u), val[j]); }
-            }
-            free(val);
-            b->indent--;
-            be_line(b, "}");
-        }
-        be_line(b, "__syncthreads();");
-        for (int u = 0; u < I; u++) {
-            be_line(b, "if (g_base + %d + threadIdx.x < %s) {", u * B, n);
-            for (int j = 0; j < nout; j++) {
-                be_line(b, "    %s[g_base + %d + threadIdx.x] = %s;", be_vname(s->outs[j]), u * B, stage_load(c, "so", j, s->outs[j]->elem, I, be_strf(&c->x, "%d + threadIdx.x", u * B)));
-            }
-            be_line(b, "}");
-        }
+        be_line(b, "}");
     }
     b->indent = 0;
     be_printf(b, "}\n\n");

@@ -36,6 +36,11 @@ static IrShardSize *shard_of(IrEntry *e, const IrValue *v) {
     return NULL;
 }
 
+IrValue *cuda_shard_local_size(IrEntry *e, IrValue *size) {
+    IrShardSize *z = shard_of(e, size);
+    return z ? z->local : size;
+}
+
 const char *shard_offset_name(IrEntry *e, IrStmt *s) {
     IrShardSize *z = shard_of(e, s->w[0]);
     if (!z) { IR_UNREACHABLE("sharded statement without a sharded size"); }
@@ -57,10 +62,7 @@ static const char *unsupported(IrEntry *e) {
 void cuda_shard_signature(BeBuf *b, IrEntry *e, const char *prefix, const char *lead) {
     IrEntry local = *e;
     IrValue **sizes = calloc((size_t)e->nsizes + 1, sizeof *sizes);
-    for (int i = 0; i < e->nsizes; i++) {
-        IrShardSize *z = shard_of(e, e->sizes[i]);
-        sizes[i] = z ? z->local : e->sizes[i];
-    }
+    for (int i = 0; i < e->nsizes; i++) { sizes[i] = cuda_shard_local_size(e, e->sizes[i]); }
     local.sizes = sizes;
     be_entry_signature(b, &local, prefix, lead);
     free(sizes);
@@ -183,6 +185,26 @@ static void emit_fix_kernel(CuEmit *c, ShardScan *ss) {
     b->indent = 0;
     be_printf(b, "}\n\n");
     be_expr_reset(&c->x);
+}
+
+IrKernel *cuda_shard_total(const IrKernel *k) {
+    ShardScan *ss = scan_of(k);
+    return ss ? &ss->tot : NULL;
+}
+
+void cuda_shard_fix_kernel(CuEmit *c, const IrKernel *k) {
+    ShardScan *ss = scan_of(k);
+    if (ss) { emit_fix_kernel(c, ss); }
+}
+
+/* The kernels of a sharded entry, named apart from the plain entries'
+ * (shard_NAME), its sharded scans with their totals and fix-up kernels. */
+static void shard_kernels(IrModule *m, IrEntry *e) {
+    for (int j = 0; j < e->nkernels; j++) {
+        IrKernel *k = &e->kernels[j];
+        k->name = ir_fmt(m->arena, "shard_%s", k->name);
+        if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
+    }
 }
 
 /* Gather vals[0..arity) (host variables) of every rank and fold them into
@@ -433,67 +455,12 @@ static void shard_host_prelude(BeBuf *b) {
         "#endif /* GPUC_CUDA_SHARD_PRELUDE_ */\n");
 }
 
-/* gpuc_shard_NAME on host arrays (the C backend's signature), over gpuc_dev_shard_NAME
- * on the default stream: what the call table and shard_check use. */
-static void shard_host_array_entry(CuEmit *c, IrEntry *e) {
-    BeBuf *b = c->b;
-    be_printf(b, "/* entry %s sharded, on host arrays, as the C backend's gpuc_shard_%s */\n", e->name, e->name);
-    be_printf(b, "GPUC_HAPI ");
-    cuda_shard_signature(b, e, "gpuc_shard_", "const GpucComm *comm");
-    be_printf(b, " {\n");
-    b->indent = 1;
-    be_line(b, "GpucHost *gpuc_h = 0; /* the default stream */");
-    be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
-    for (int i = 0; i < e->nparams; i++) {
-        IrValue *v = e->params[i];
-        if (!v->rank) { continue; }
-        const char *n = v->rank == 2 ? be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]))
-                                    : be_strf(&c->x, "%s", be_vname(v->dims[0]));
-        be_line(b, "%s *g_d%d = NULL;", ct(v->elem), i);
-        be_line(b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&g_d%d, (size_t)(%s > 0 ? %s : 1) * sizeof(%s)));", i, n, n, ct(v->elem));
-        be_line(b, "if (%s > 0) { GPUC_TRY(gpuc_h_h2d(gpuc_h, g_d%d, %s, (size_t)(%s) * sizeof(%s))); }", n, i, be_vname(v), n, ct(v->elem));
-    }
-    for (int i = 0; i < e->nresults; i++) {
-        if (e->results[i]->rank) { be_line(b, "%s *g_r%d = NULL;", ct(e->results[i]->elem), i); }
-    }
-    be_printf(b, "    GPUC_TRY(gpuc_dev_shard_%s(gpuc_h, comm", e->name);
-    for (int i = 0; i < e->nsizes; i++) {
-        IrShardSize *z = shard_of(e, e->sizes[i]);
-        be_printf(b, ", %s", be_vname(z ? z->local : e->sizes[i]));
-    }
-    for (int i = 0; i < e->nparams; i++) {
-        if (e->params[i]->rank) { be_printf(b, ", g_d%d", i); }
-        else { be_printf(b, ", %s", be_vname(e->params[i])); }
-    }
-    for (int i = 0; i < e->nresults; i++) {
-        if (e->results[i]->rank) { be_printf(b, ", &g_r%d, out%d_shape", i, i); }
-        else { be_printf(b, ", out%d", i); }
-    }
-    be_printf(b, "));\n");
-    for (int i = 0; i < e->nresults; i++) {
-        IrValue *v = e->results[i];
-        if (!v->rank) { continue; }
-        be_line(b, "{");
-        be_line(b, "    const int64_t g_n = out%d_shape[0] * out%d_shape[1];", i, i);
-        be_line(b, "    *out%d = (%s *)malloc((size_t)(g_n > 0 ? g_n : 1) * sizeof(%s));", i, ct(v->elem), ct(v->elem));
-        be_line(b, "    if (g_n > 0) { GPUC_TRY(gpuc_h_d2h(gpuc_h, *out%d, g_r%d, (size_t)g_n * sizeof(%s))); }", i, i, ct(v->elem));
-        be_line(b, "}");
-    }
-    be_line(b, "gpuc_h_release(gpuc_h, g_mark);");
-    be_line(b, "return 0;");
-    b->indent = 0;
-    be_printf(b, "}\n\n");
-}
-
 #define HOST_GUARD "#if (defined(GPUC_CUDA_HOST) || (defined(__CUDACC__) && !defined(__CUDACC_RTC__))) && !defined(GPUC_NO_HOST)\n"
 
 int be_emit_cuda_shard_plain(FILE *out, IrModule *m) {
     BeBuf b = { 0 };
-    CuEmit c = { 0 };
-    c.b = &b;
-    c.m = m;
-    c.x.b = &b;
-    c.x.cuda = true;
+    CuEmit c;
+    cuda_emit_init(&c, &b, m);
     be_printf(&b, "\n/* ---- the plain entries on host arrays (gpuc --emit=cuda-shard; GPUC_MAIN has them too) ---- */\n");
     be_printf(&b, HOST_GUARD "#ifndef GPUC_MAIN\n");
     for (int i = 0; i < m->nentries; i++) { host_array_entry(&c, m->entries[i]); }
@@ -506,11 +473,8 @@ int be_emit_cuda_shard_plain(FILE *out, IrModule *m) {
 
 int be_emit_cuda_shard(FILE *out, IrModule *m) {
     BeBuf b = { 0 };
-    CuEmit c = { 0 };
-    c.b = &b;
-    c.m = m;
-    c.x.b = &b;
-    c.x.cuda = true;
+    CuEmit c;
+    cuda_emit_init(&c, &b, m);
     c.shard = true;
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
@@ -524,25 +488,10 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
     be_printf(&b, "#if !defined(__CUDACC_RTC__)\n");
     be_shard_prelude(&b, true, true);
     be_printf(&b, "#endif\n");
-    /* the kernels, named apart from the plain entries' */
     for (int i = 0; i < m->nentries; i++) {
-        IrEntry *e = m->entries[i];
-        if (!e->sharded) { continue; }
-        c.e = e;
-        for (int j = 0; j < e->nkernels; j++) {
-            IrKernel *k = &e->kernels[j];
-            k->name = ir_fmt(m->arena, "shard_%s", k->name);
-            if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
-            if (!cuda_kernel_emitter(k->kind)) { continue; }
-            c.x.ntmp = 0;
-            be_expr_reset(&c.x);
-            c.x.idx0_offset = k->stmt && k->stmt->sharded ? "g_shard_off" : NULL;
-            ShardScan *ss = scan_of(k);
-            if (ss) { cuda_kernel_emitter(IR_K_REDUCE)(&c, &ss->tot); c.x.ntmp = 0; be_expr_reset(&c.x); }
-            cuda_kernel_emitter(k->kind)(&c, k);
-            c.x.idx0_offset = NULL;
-            if (ss) { emit_fix_kernel(&c, ss); }
-        }
+        if (!m->entries[i]->sharded) { continue; }
+        shard_kernels(m, m->entries[i]);
+        cuda_entry_kernels(&c, m->entries[i]);
     }
     be_printf(&b, HOST_GUARD);
     shard_host_prelude(&b);
@@ -550,7 +499,7 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
         if (m->entries[i]->sharded) { cuda_host_shard_entry(&c, m->entries[i]); }
     }
     for (int i = 0; i < m->nentries; i++) {
-        if (m->entries[i]->sharded) { shard_host_array_entry(&c, m->entries[i]); }
+        if (m->entries[i]->sharded) { host_array_entry(&c, m->entries[i]); }
     }
     be_shard_table(&b, m);
     be_printf(&b, "#endif /* host */\n");
@@ -570,21 +519,13 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
  * GPUC_H_COMM_STREAM and GPUC_H_COMM_SYNC for its GpucHost first.
  * gpu[i]: entry i got gpuc_dev_shard_NAME. */
 void be_cuda_shard_launchers(BeBuf *b, IrModule *m, bool *gpu) {
-    CuEmit c = { 0 };
-    c.b = b;
-    c.m = m;
-    c.x.b = b;
-    c.x.cuda = true;
+    CuEmit c;
+    cuda_emit_init(&c, b, m);
     c.shard = true;
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         gpu[i] = e->sharded && !unsupported(e);
-        if (!gpu[i]) { continue; }
-        for (int j = 0; j < e->nkernels; j++) {
-            IrKernel *k = &e->kernels[j];
-            k->name = ir_fmt(m->arena, "shard_%s", k->name);
-            if (k->kind == IR_K_SCAN && k->stmt->sharded) { add_scan(m, e, k); }
-        }
+        if (gpu[i]) { shard_kernels(m, e); }
     }
     shard_host_prelude(b);
     for (int i = 0; i < m->nentries; i++) {

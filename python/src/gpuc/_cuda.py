@@ -333,21 +333,27 @@ class Library:
             if got is None and self.comm is not None:
                 return self._handle_comm(device, what)
             if got is None:
-                rt = runtime()
-                cfg = _Config()
-                rt.gpuc_config_init(ctypes.byref(cfg))
-                cfg.device = device
-                ctx = ctypes.c_void_p()
-                st = rt.gpuc_context_new(ctypes.byref(cfg), ctypes.byref(ctx))
-                if st != 0:
-                    raise _rt_error("the CUDA backend needs a GPU", st)
-                lib = ctypes.c_void_p()
-                st = self._new(ctx, ctypes.byref(lib))
-                if st != 0:
-                    from . import Error
-                    raise Error("gpuc: %s" % (self.last_error() or b"").decode(errors="replace"))
-                got = self._libs[device] = (ctx, lib)
+                got = self._open(device, self._new)
             return got
+
+    def _open(self, device, new_lib):
+        """A context on device and new_lib(context, &NAME_lib) in it, kept per device."""
+        rt = runtime()
+        cfg = _Config()
+        rt.gpuc_config_init(ctypes.byref(cfg))
+        cfg.device = device
+        ctx = ctypes.c_void_p()
+        st = rt.gpuc_context_new(ctypes.byref(cfg), ctypes.byref(ctx))
+        if st != 0:
+            raise _rt_error("the CUDA backend needs a GPU", st)
+        lib = ctypes.c_void_p()
+        st = new_lib(ctx, ctypes.byref(lib))
+        if st != 0:
+            rt.gpuc_context_free(ctx)
+            from . import Error
+            raise Error("gpuc: %s" % (self.last_error() or b"").decode(errors="replace"))
+        got = self._libs[device] = (ctx, lib)
+        return got
 
     def _handle_comm(self, device, what):
         """handle() of a library bound to a communicator: on its device only."""
@@ -358,21 +364,7 @@ class Library:
         if device != comm.device:
             raise ValueError("%s: the arrays are on device %d but the communicator is on device %d; a module "
                              "with comm= runs on the communicator's device" % (what, device, comm.device))
-        rt = runtime()
-        cfg = _Config()
-        rt.gpuc_config_init(ctypes.byref(cfg))
-        cfg.device = device
-        ctx = ctypes.c_void_p()
-        st = rt.gpuc_context_new(ctypes.byref(cfg), ctypes.byref(ctx))
-        if st != 0:
-            raise _rt_error("the CUDA backend needs a GPU", st)
-        lib = ctypes.c_void_p()
-        st = self._new_comm(ctx, comm.nccl_comm, ctypes.byref(lib))
-        if st != 0:
-            rt.gpuc_context_free(ctx)
-            raise Error("gpuc: %s" % (self.last_error() or b"").decode(errors="replace"))
-        got = self._libs[device] = (ctx, lib)
-        return got
+        return self._open(device, lambda ctx, out: self._new_comm(ctx, comm.nccl_comm, out))
 
     def release(self):
         """The communicator is being closed: no more calls (the C path of the
