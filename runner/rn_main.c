@@ -1359,6 +1359,41 @@ fail:
   return rc;
 }
 
+/* Processes as ranks: every rank must have read arrays of the same sizes
+ * (the same files, or the same --random sizes); else a clear error on all. */
+static int sizes_agree(const GpucComm *tcp, const RnSizes *sizes)
+{
+  uint64_t mine = 14695981039346656037ull, *all = calloc((size_t)tcp->size, sizeof *all);   /* FNV-1a */
+  for (int i = 0; i < sizes->count; i++) {
+    for (const char *c = sizes->v[i].name; *c; c++) {
+      mine = (mine ^ (unsigned char)*c) * 1099511628211ull;
+    }
+    for (int b = 0; b < 8; b++) {
+      mine = (mine ^ (((uint64_t)sizes->v[i].value >> (8 * b)) & 0xff)) * 1099511628211ull;
+    }
+  }
+  if (!all || tcp->all_gather(tcp, &mine, all, sizeof mine, NULL) != 0) {
+    error("comparing the ranks' sizes: %s", all ? gpuc_comm_tcp_error(tcp) : "out of memory");
+    free(all);
+    return -1;
+  }
+  for (int r = 0; r < tcp->size; r++) {
+    if (all[r] != all[0]) {
+      char here[256] = "";
+      size_t n = 0;
+      for (int i = 0; i < sizes->count && n < sizeof here; i++) {
+        n += (size_t)snprintf(here + n, sizeof here - n, "%s%s = %" PRId64, i ? ", " : "", sizes->v[i].name,
+                              sizes->v[i].value);
+      }
+      error("rank %d's inputs have other sizes than rank 0's (here %s): give every rank the same inputs", r, here);
+      free(all);
+      return -1;
+    }
+  }
+  free(all);
+  return 0;
+}
+
 /* One command line (argv[0] is the program), on the shared device; stdin_path
  * (batch mode) replaces standard input. Returns the exit status. */
 static int run_command(const GpucProgram *prog, int argc, char **argv, Device *dev, const char *stdin_path)
@@ -1442,6 +1477,9 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
     goto out;
   }
   if (read_arguments(&sig, &o, &src, args, &sizes, procs.tcp, procs.size ? entry->shard->args_split : NULL)) {
+    goto out;
+  }
+  if (procs.size && sizes_agree(procs.tcp, &sizes)) {
     goto out;
   }
   if (rn_prepare_results(&sig, &sizes, tmpl, &e)) {

@@ -192,12 +192,15 @@ static int tcp_all_gather(const GpucComm *c, const void *send, void *recv, size_
     CommTcp *s = state(c);
     if (s->broken) { return fail(s, "all_gather after an earlier failure"); }
     size_t total = bytes * (size_t)c->size;
+    int rc;
     if (c->rank == 0) {
-        int rc = to_root(s, OP_ALL_GATHER, send, bytes, recv) || from_root(s, OP_ALL_GATHER, recv, total);
-        return rc;
+        rc = to_root(s, OP_ALL_GATHER, send, bytes, recv) || from_root(s, OP_ALL_GATHER, recv, total);
+    } else {
+        /* send may lie inside recv: send before receiving over it */
+        rc = send_msg(s, 0, OP_ALL_GATHER, send, bytes) || recv_msg(s, 0, OP_ALL_GATHER, recv, total);
     }
-    /* send may lie inside recv: send before receiving over it */
-    return send_msg(s, 0, OP_ALL_GATHER, send, bytes) || recv_msg(s, 0, OP_ALL_GATHER, recv, total);
+    if (rc != 0 && total) { memset(recv, 0, total); }   /* callers that go on see zeros, not garbage */
+    return rc;
 }
 
 /* Integer sums wrap: computed on the unsigned type of the same width. The
@@ -236,17 +239,19 @@ static int tcp_all_reduce(const GpucComm *c, const void *send, void *recv, size_
         return 1;
     }
     size_t bytes = count * width[type];
+    int rc;
     if (c->rank != 0) {
-        return send_msg(s, 0, OP_ALL_REDUCE, send, bytes) || recv_msg(s, 0, OP_ALL_REDUCE, recv, bytes);
+        rc = send_msg(s, 0, OP_ALL_REDUCE, send, bytes) || recv_msg(s, 0, OP_ALL_REDUCE, recv, bytes);
+    } else {
+        void *all = malloc(bytes * (size_t)c->size + 1);
+        rc = all ? to_root(s, OP_ALL_REDUCE, send, bytes, all) : fail(s, "all_reduce: out of memory");
+        if (rc == 0) {
+            fold(all, recv, count, c->size, type, op);
+            rc = from_root(s, OP_ALL_REDUCE, recv, bytes);
+        }
+        free(all);
     }
-    void *all = malloc(bytes * (size_t)c->size + 1);
-    if (!all) { return fail(s, "all_reduce: out of memory"); }
-    int rc = to_root(s, OP_ALL_REDUCE, send, bytes, all);
-    if (rc == 0) {
-        fold(all, recv, count, c->size, type, op);
-        rc = from_root(s, OP_ALL_REDUCE, recv, bytes);
-    }
-    free(all);
+    if (rc != 0 && bytes) { memset(recv, 0, bytes); }
     return rc;
 }
 
