@@ -106,12 +106,15 @@ static char rank_tag[48];
 static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void error(const char *fmt, ...)
 {
+  /* one write: the messages of ranks sharing a terminal or a pipe do not interleave */
+  char msg[4096];
+  int n = snprintf(msg, sizeof msg, "%s: error: %s", prog_name, rank_tag);
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: error: %s", prog_name, rank_tag);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg + n, sizeof msg - (size_t)n - 1, fmt, ap);
   va_end(ap);
+  strcat(msg, "\n");
+  fputs(msg, stderr);
 }
 
 static void print_signature(FILE *out, const GpucEntry *entry)
