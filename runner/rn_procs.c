@@ -94,10 +94,9 @@ int rn_procs_from_env(bool required, int *rank, int *size, const char **var, cha
 GpucComm *rn_procs_connect(int rank, int size, char *err, size_t errlen)
 {
   const char *addr = getenv("GPUC_MASTER_ADDR"), *port = getenv("GPUC_MASTER_PORT");
-  const char *addr_var = "GPUC_MASTER_ADDR", *port_var = "GPUC_MASTER_PORT";
+  const char *port_var = "GPUC_MASTER_PORT";
   if (!addr || !*addr) {
     addr = getenv("MASTER_ADDR");
-    addr_var = "MASTER_ADDR";
   }
   if (!port || !*port) {
     port = getenv("MASTER_PORT");
@@ -132,7 +131,6 @@ GpucComm *rn_procs_connect(int rank, int size, char *err, size_t errlen)
       return NULL;
     }
   }
-  (void)addr_var;
   if (gpuc_comm_tcp_new(addr, port, rank, size, timeout, &comm, err, errlen) != 0) {
     return NULL;
   }
@@ -192,7 +190,10 @@ static int gather_results(const GpucComm *tcp, const GpucShardInfo *info, int nr
         for (int r = 0; r < tcp->size; r++) {
           rows += each[r];
         }
-        if (shaped(&results[i], rows, row_len(m)) != 0) {
+        if (got != (size_t)(rows * row_len(m)) * gpuc_kind_size(m->kind)) {
+          snprintf(err, errlen, "the ranks' parts of result %d have other row lengths than rank 0's", i);
+          rc = -1;
+        } else if (shaped(&results[i], rows, row_len(m)) != 0) {
           snprintf(err, errlen, "out of memory for the result");
           rc = -1;
         } else if (got) {
