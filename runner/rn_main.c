@@ -15,6 +15,8 @@
 
 #include "runner.h"
 
+#include "gpuc_comm.h"
+
 void gpuc_run_mark_start(GpucRun *run)
 {
   if (run && run->start && gpuc_event_record(run->start, NULL) == GPUC_SUCCESS) {
@@ -85,6 +87,8 @@ typedef struct Options {
   Backend backend;
   long runs;                           /* -r N: 0 means one untimed-warm-up-free run */
   long ranks;                          /* --ranks N: the sharded entry on N threads; 0: unsharded */
+  long rank;                           /* --rank R (with --ranks N): this process is rank R; -1: not given */
+  bool ranks_from_env;                 /* --ranks-from-env: rank and size from mpirun's or srun's variables */
   const char *times_path;              /* -t FILE */
   bool profile;
   bool random;
@@ -96,16 +100,21 @@ typedef struct Options {
 } Options;
 
 static const char *prog_name = "gpuc-program";
+/* "rank R of N: " in every message of a process rank, else empty. */
+static char rank_tag[48];
 
 static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void error(const char *fmt, ...)
 {
+  /* one write: the messages of ranks sharing a terminal or a pipe do not interleave */
+  char msg[4096];
+  int n = snprintf(msg, sizeof msg, "%s: error: %s", prog_name, rank_tag);
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: error: ", prog_name);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg + n, sizeof msg - (size_t)n - 1, fmt, ap);
   va_end(ap);
+  strcat(msg, "\n");
+  fputs(msg, stderr);
 }
 
 static void print_signature(FILE *out, const GpucEntry *entry)
@@ -160,6 +169,9 @@ static void usage(FILE *out, const GpucProgram *prog)
           "  -r N                   run N timed times after one warm-up run\n"
           "  --ranks N              the entry sharded over N ranks: N GPUs over NCCL, or threads on the\n"
           "                         C backend (docs/sharding.md)\n"
+          "  --rank R --ranks N     this process is rank R of N processes, which meet at\n"
+          "                         $GPUC_MASTER_ADDR:$GPUC_MASTER_PORT (rank 0 listens there)\n"
+          "  --ranks-from-env       rank and size from the launcher (mpirun: automatic; srun: needed)\n"
           "  -t FILE                write each timed run's time in microseconds, one per line\n"
           "  --profile              the runtime's per-kernel profile table on stderr (CUDA backend)\n"
           "  --random SIZES         generate the arguments not given as files: SIZES like n=1000000,m=64\n"
@@ -287,6 +299,7 @@ static bool ends_with(const char *s, const char *suffix)
 static int parse_options(Options *o, int argc, char **argv)
 {
   memset(o, 0, sizeof *o);
+  o->rank = -1;
   size_t cap = (size_t)argc + 1;
   o->in_names = calloc(cap, sizeof *o->in_names);
   o->in_paths = calloc(cap, sizeof *o->in_paths);
@@ -346,6 +359,16 @@ static int parse_options(Options *o, int argc, char **argv)
       }
       if (!parse_count(v, &o->runs) || o->runs < 1) {
         error("-r: expected a positive number of runs, found '%s'", v);
+        return -1;
+      }
+    } else if (strcmp(a, "--ranks-from-env") == 0) {
+      o->ranks_from_env = true;
+    } else if (is_option(a, "--rank")) {
+      if (!(v = option_value(argc, argv, &i, "--rank"))) {
+        return -1;
+      }
+      if (!parse_count(v, &o->rank) || o->rank > 1023) {
+        error("--rank: expected a rank from 0 to 1023, found '%s'", v);
         return -1;
       }
     } else if (is_option(a, "--ranks")) {
@@ -535,7 +558,8 @@ static int assign_sources(const RnSig *sig, const Options *o, Sources *s)
 }
 
 /* Read one .npy component and check its dtype and rank. */
-static int read_npy_component(const RnSig *sig, int p, int c, const char *path, GpucValue *v, RnError *e)
+static int read_npy_component(const RnSig *sig, int p, int c, const char *path, const GpucComm *part, GpucValue *v,
+                              int64_t *whole_rows, RnError *e)
 {
   const RnComp *comp = &sig->args[c];
   const char *pname = sig->entry->params[p].name;
@@ -545,7 +569,7 @@ static int read_npy_component(const RnSig *sig, int p, int c, const char *path, 
   } else {
     snprintf(who, sizeof who, "argument '%s' (%s): component '%s': %s", pname, sig->shown[p], comp->name, path);
   }
-  if (rn_npy_read_file(path, v, e)) {
+  if (part ? rn_npy_read_part(path, part->rank, part->size, v, whole_rows, e) : rn_npy_read_file(path, v, e)) {
     rn_err_prefix(e, "%s", who);
     return -1;
   }
@@ -796,7 +820,179 @@ typedef struct Runner {
   Backend backend;           /* BACKEND_C or BACKEND_CUDA once chosen */
   Device *dev;
   int ranks;                 /* --ranks: the sharded entry on this many ranks (GPUs: dev->ranks) */
+  const RnProcRun *procs;    /* processes as ranks (--rank R, mpirun): this rank's part; NULL: not */
 } Runner;
+
+/* Processes as ranks: this process's place among them and what it owns. */
+typedef struct Procs {
+  int rank, size;            /* size 0: not a process rank */
+  int local_rank;            /* the launcher's rank on this host (which GPU), -1 when unknown */
+  GpucComm *tcp;             /* the ranks' connections (gpuc_comm_tcp.c) */
+  GpucComm *nccl;            /* the CUDA backend's communicator */
+  GpucContext *ctx;          /* the CUDA backend: this rank's GPU */
+  GpucModule *module;
+  GpucEvent *start, *end;
+  RnProcRun run;             /* what rn_run_procs needs, pointing at the above */
+} Procs;
+
+static void procs_free(Procs *pr)
+{
+  gpuc_comm_nccl_free(pr->nccl);
+  if (pr->end) {
+    gpuc_event_free(pr->end);
+  }
+  if (pr->start) {
+    gpuc_event_free(pr->start);
+  }
+  if (pr->module) {
+    gpuc_module_free(pr->module);
+  }
+  if (pr->ctx) {
+    gpuc_context_free(pr->ctx);
+  }
+  gpuc_comm_tcp_free(pr->tcp);
+  memset(pr, 0, sizeof *pr);
+}
+
+/* Is this process one rank of several: --rank R --ranks N, --ranks-from-env,
+ * or (not in a --batch) an mpirun's variables without --ranks? */
+static int decide_procs(const Options *o, bool batch, Procs *pr)
+{
+  char err[512];
+  memset(pr, 0, sizeof *pr);
+  if (o->rank >= 0) {
+    if (o->ranks_from_env) {
+      error("--rank and --ranks-from-env: give one of them");
+      return -1;
+    }
+    if (o->ranks == 0) {
+      error("--rank %ld needs --ranks N, the number of processes", o->rank);
+      return -1;
+    }
+    if (o->rank >= o->ranks) {
+      error("--rank %ld is not a rank of --ranks %ld (0 to %ld)", o->rank, o->ranks, o->ranks - 1);
+      return -1;
+    }
+    pr->rank = (int)o->rank;
+    pr->size = (int)o->ranks;
+  } else if (o->ranks_from_env || (o->ranks == 0 && !batch)) {
+    if (o->ranks_from_env && o->ranks) {
+      error("--ranks-from-env and --ranks %ld: give one of them", o->ranks);
+      return -1;
+    }
+    const char *var;
+    int rc = rn_procs_from_env(o->ranks_from_env, &pr->rank, &pr->size, &var, err, sizeof err);
+    if (rc <= 0) {
+      if (rc < 0) {
+        error("%s", err);
+      }
+      return rc;
+    }
+  } else {
+    return 0;
+  }
+  if ((pr->local_rank = rn_procs_local_rank(err, sizeof err)) == -2) {
+    error("%s", err);
+    return -1;
+  }
+  snprintf(rank_tag, sizeof rank_tag, "rank %d of %d: ", pr->rank, pr->size);
+  return 0;
+}
+
+/* Processes as ranks: meet the others, then choose the backend together
+ * (the GPU only when every rank can use one), and on the GPU make this
+ * rank's context on its device and the NCCL communicator (rank 0's unique
+ * id sent over the ranks' connections). */
+static int setup_procs(Runner *rn, const GpucProgram *prog, const Options *o, Procs *pr)
+{
+  const GpucEntry *entry = rn->sig->entry;
+  char err[1024];
+  if (!entry->shard) {
+    error("entry '%s' cannot run sharded (`gpuc --emit=c-shard` says why)", entry->name);
+    return -1;
+  }
+  if (!(pr->tcp = rn_procs_connect(pr->rank, pr->size, err, sizeof err))) {
+    size_t tag = strlen(rank_tag);
+    error("%s", strncmp(err, rank_tag, tag) == 0 ? err + tag : err);
+    return -1;
+  }
+  pr->run.tcp = pr->tcp;
+  rn->procs = &pr->run;
+  rn->backend = BACKEND_C;
+  char why[1024] = "";
+  if (o->backend != BACKEND_C) {
+    if (gpuc_init() != GPUC_SUCCESS) {
+      snprintf(why, sizeof why, "no usable GPU (%s)", gpuc_last_error());
+    } else if (!entry->shard->run_cuda) {
+      snprintf(why, sizeof why, "entry '%s' is not sharded on the GPU", entry->name);
+    } else if (gpuc_comm_nccl_load() != GPUC_SUCCESS) {
+      snprintf(why, sizeof why, "%s", gpuc_last_error());
+    }
+    if (why[0] && o->backend == BACKEND_CUDA) {
+      error("--backend=cuda: %s", why);
+      return -1;
+    }
+  }
+  int32_t can = o->backend != BACKEND_C && !why[0], all = 0;
+  if (pr->tcp->all_reduce(pr->tcp, &can, &all, 1, GPUC_COMM_I32, GPUC_COMM_MIN, NULL) != 0) {
+    error("choosing the backend: %s", gpuc_comm_tcp_error(pr->tcp));
+    return -1;
+  }
+  if (!all) {
+    if (o->backend == BACKEND_AUTO && pr->rank == 0) {
+      fprintf(stderr, "%s: note: %s; running the ranks on the C backend\n", prog_name,
+              why[0] ? why : "another rank cannot use its GPU");
+    }
+    return 0;
+  }
+  int visible = 0;
+  gpuc_device_count(&visible);
+  int device = pr->local_rank >= 0 ? pr->local_rank : pr->rank % (visible > 0 ? visible : 1);
+  if (device >= visible) {
+    error("local rank %d needs GPU %d, but %d %s visible", pr->local_rank, device, visible,
+          visible == 1 ? "is" : "are");
+    return -1;
+  }
+  GpucConfig config;
+  gpuc_config_init(&config);
+  config.device = device;
+  config.profile = o->profile ? 1 : -1;
+  if (gpuc_context_new(&config, &pr->ctx) != GPUC_SUCCESS) {
+    error("cannot create a CUDA context on device %d: %s", device, gpuc_last_error());
+    return -1;
+  }
+  if (prog->num_images > 0 &&
+      gpuc_module_load_images(pr->ctx, prog->images, prog->num_images, &pr->module) != GPUC_SUCCESS) {
+    const char *msg = gpuc_context_error(pr->ctx);
+    error("cannot load the program's kernels: %s", msg ? msg : gpuc_last_error());
+    return -1;
+  }
+  if (gpuc_event_new(pr->ctx, &pr->start) != GPUC_SUCCESS || gpuc_event_new(pr->ctx, &pr->end) != GPUC_SUCCESS) {
+    const char *msg = gpuc_context_error(pr->ctx);
+    error("cannot create timing events: %s", msg ? msg : gpuc_last_error());
+    return -1;
+  }
+  char id[128] = {0};
+  if (pr->rank == 0 && gpuc_comm_nccl_unique_id(id) != 0) {
+    error("%s", gpuc_last_error());
+    return -1;
+  }
+  if (gpuc_comm_tcp_broadcast(pr->tcp, id, sizeof id) != 0) {
+    error("sending NCCL's unique id: %s", gpuc_comm_tcp_error(pr->tcp));
+    return -1;
+  }
+  if (gpuc_comm_nccl_init_rank(id, pr->rank, pr->size, &pr->nccl) != 0) {
+    error("%s", gpuc_last_error());
+    return -1;
+  }
+  pr->run.nccl = pr->nccl;
+  pr->run.ctx = pr->ctx;
+  pr->run.module = pr->module;
+  pr->run.start = pr->start;
+  pr->run.end = pr->end;
+  rn->backend = BACKEND_CUDA;
+  return 0;
+}
 
 static double now_us(void)
 {
@@ -945,7 +1141,9 @@ static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const Gpu
       res[i] = tmpl[i];
     }
   }
-  if (rn->backend == BACKEND_C) {
+  if (rn->procs) {
+    rc = rn_run_procs(rn->procs, entry->shard, sig->nargs, args, sig->nres, res, us, err, sizeof err);
+  } else if (rn->backend == BACKEND_C) {
     double t0 = now_us();
     rc = rn->ranks ? rn_run_ranks(entry->shard, rn->ranks, sig->nargs, args, sig->nres, res, err, sizeof err)
                    : entry->run_c(args, res, err, sizeof err);
@@ -987,8 +1185,67 @@ static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const Gpu
 
 /* Read, generate and check every argument, in parameter order (random ones
  * last, so they take sizes from the given ones). */
-static int read_arguments(const RnSig *sig, const Options *o, const Sources *src, GpucValue *args, RnSizes *sizes)
+/* Processes as ranks: this rank's rows of a whole argument component. */
+static int keep_own_rows(GpucValue *v, int rank, int size)
 {
+  int64_t rows = v->shape[0], lo = rows * rank / size, hi = rows * (rank + 1) / size;
+  size_t row = (size_t)(v->rank == 2 ? v->shape[1] : 1) * gpuc_kind_size(v->kind);
+  void *mine = malloc((size_t)(hi - lo) * row + 1);
+  if (!mine) {
+    return -1;
+  }
+  memcpy(mine, (char *)v->data + (size_t)lo * row, (size_t)(hi - lo) * row);
+  free(v->data);
+  v->data = mine;
+  v->shape[0] = hi - lo;
+  return 0;
+}
+
+/* Processes as ranks: rank 0 reads standard input and sends it to the others. */
+static char *shared_stdin(const Options *o, const GpucComm *tcp, size_t *len, RnError *e)
+{
+  char *text = NULL;
+  uint64_t n = 0;
+  if (tcp->rank == 0) {
+    if (!(text = rn_read_all(o->stdin_path, len, e))) {
+      return NULL;
+    }
+    n = *len;
+  }
+  if (gpuc_comm_tcp_broadcast(tcp, &n, sizeof n) != 0) {
+    rn_err(e, "sending standard input to the ranks: %s", gpuc_comm_tcp_error(tcp));
+    free(text);
+    return NULL;
+  }
+  if (tcp->rank != 0 && !(text = malloc((size_t)n + 1))) {
+    rn_err(e, "out of memory (%" PRIu64 " bytes of standard input)", n);
+    return NULL;
+  }
+  if (gpuc_comm_tcp_broadcast(tcp, text, (size_t)n) != 0) {
+    rn_err(e, "sending standard input to the ranks: %s", gpuc_comm_tcp_error(tcp));
+    free(text);
+    return NULL;
+  }
+  text[n] = '\0';
+  *len = (size_t)n;
+  return text;
+}
+
+/* With tcp (processes as ranks), the components split[c] end up as this
+ * rank's rows: .npy files read in part, the others read whole (stdin from
+ * rank 0, text files, --random with the same seed on every rank) and cut;
+ * sizes are checked against the whole arrays. */
+static int read_arguments(const RnSig *sig, const Options *o, const Sources *src, GpucValue *args, RnSizes *sizes,
+                          const GpucComm *tcp, const unsigned char *split)
+{
+  int64_t *whole_rows = calloc((size_t)sig->nargs + 1, sizeof *whole_rows);   /* of a component read in part */
+  GpucValue *shown = calloc((size_t)sig->nargs + 1, sizeof *shown);
+  if (!whole_rows || !shown) {
+    free(whole_rows);
+    free(shown);
+    error("out of memory");
+    return -1;
+  }
   RnError e = {0};
   char *text = NULL;
   size_t text_len = 0;
@@ -999,8 +1256,10 @@ static int read_arguments(const RnSig *sig, const Options *o, const Sources *src
     need_stdin = need_stdin || (!src->file[sig->first[p]] && !o->random);
   }
   if (need_stdin) {
-    if (!(text = rn_read_all(o->stdin_path, &text_len, &e))) {
+    if (!(text = tcp ? shared_stdin(o, tcp, &text_len, &e) : rn_read_all(o->stdin_path, &text_len, &e))) {
       error("reading standard input: %s", e.msg);
+      free(whole_rows);
+      free(shown);
       return -1;
     }
     rn_reader_init(&stdin_reader, text, text_len, "<stdin>");
@@ -1036,7 +1295,8 @@ static int read_arguments(const RnSig *sig, const Options *o, const Sources *src
         }
       } else if (from_file) {
         for (int c = sig->first[p]; c < sig->first[p + 1]; c++) {
-          if (read_npy_component(sig, p, c, src->file[c], &args[c], &e)) {
+          bool part = tcp && split[c] && sig->args[c].rank >= 1;
+          if (read_npy_component(sig, p, c, src->file[c], part ? tcp : NULL, &args[c], &whole_rows[c], &e)) {
             goto fail;
           }
         }
@@ -1056,8 +1316,22 @@ static int read_arguments(const RnSig *sig, const Options *o, const Sources *src
         }
         values_read++;
       }
-      if (rn_check_param(sig, p, comps, sizes, &e)) {
+      /* sizes are those of the whole arrays */
+      for (int c = sig->first[p]; c < sig->first[p + 1]; c++) {
+        shown[c] = args[c];
+        if (tcp && split[c] && from_file && !src->text_file[p] && args[c].rank >= 1) {
+          shown[c].shape[0] = whole_rows[c];
+        }
+      }
+      if (rn_check_param(sig, p, &shown[sig->first[p]], sizes, &e)) {
         goto fail;
+      }
+      for (int c = sig->first[p]; tcp && c < sig->first[p + 1]; c++) {
+        bool read_whole = !from_file || src->text_file[p];
+        if (split[c] && read_whole && args[c].rank >= 1 && keep_own_rows(&args[c], tcp->rank, tcp->size)) {
+          rn_err(&e, "argument '%s': out of memory", pname);
+          goto fail;
+        }
       }
     }
   }
@@ -1083,7 +1357,44 @@ fail:
     error("%s", e.msg);
   }
   free(text);
+  free(whole_rows);
+  free(shown);
   return rc;
+}
+
+/* Processes as ranks: every rank must have read arrays of the same sizes
+ * (the same files, or the same --random sizes); else a clear error on all. */
+static int sizes_agree(const GpucComm *tcp, const RnSizes *sizes)
+{
+  uint64_t mine = 14695981039346656037ull, *all = calloc((size_t)tcp->size, sizeof *all);   /* FNV-1a */
+  for (int i = 0; i < sizes->count; i++) {
+    for (const char *c = sizes->v[i].name; *c; c++) {
+      mine = (mine ^ (unsigned char)*c) * 1099511628211ull;
+    }
+    for (int b = 0; b < 8; b++) {
+      mine = (mine ^ (((uint64_t)sizes->v[i].value >> (8 * b)) & 0xff)) * 1099511628211ull;
+    }
+  }
+  if (!all || tcp->all_gather(tcp, &mine, all, sizeof mine, NULL) != 0) {
+    error("comparing the ranks' sizes: %s", all ? gpuc_comm_tcp_error(tcp) : "out of memory");
+    free(all);
+    return -1;
+  }
+  for (int r = 0; r < tcp->size; r++) {
+    if (all[r] != all[0]) {
+      char here[256] = "";
+      size_t n = 0;
+      for (int i = 0; i < sizes->count && n < sizeof here; i++) {
+        n += (size_t)snprintf(here + n, sizeof here - n, "%s%s = %" PRId64, i ? ", " : "", sizes->v[i].name,
+                              sizes->v[i].value);
+      }
+      error("rank %d's inputs have other sizes than rank 0's (here %s): give every rank the same inputs", r, here);
+      free(all);
+      return -1;
+    }
+  }
+  free(all);
+  return 0;
 }
 
 /* One command line (argv[0] is the program), on the shared device; stdin_path
@@ -1102,6 +1413,8 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
   RnSizes sizes;
   memset(&sizes, 0, sizeof sizes);
   Sources src = {0};
+  Procs procs;
+  memset(&procs, 0, sizeof procs);
 
   if (parse_options(&o, argc, argv)) {
     goto out;
@@ -1115,6 +1428,9 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
   if (o.signatures) {
     print_signatures(stdout, prog);
     status = fflush(stdout) == 0 ? 0 : 1;
+    goto out;
+  }
+  if (decide_procs(&o, stdin_path != NULL, &procs)) {
     goto out;
   }
   const GpucEntry *entry = choose_entry(prog, o.entry);
@@ -1149,7 +1465,7 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
   }
   rn.sig = &sig;
   rn.dev = dev;
-  if (setup_backend(&rn, prog, &o)) {
+  if (procs.size ? setup_procs(&rn, prog, &o, &procs) : setup_backend(&rn, prog, &o)) {
     goto out;
   }
   if (o.profile && rn.backend == BACKEND_C) {
@@ -1163,7 +1479,10 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
     error("out of memory");
     goto out;
   }
-  if (read_arguments(&sig, &o, &src, args, &sizes)) {
+  if (read_arguments(&sig, &o, &src, args, &sizes, procs.tcp, procs.size ? entry->shard->args_split : NULL)) {
+    goto out;
+  }
+  if (procs.size && sizes_agree(procs.tcp, &sizes)) {
     goto out;
   }
   if (rn_prepare_results(&sig, &sizes, tmpl, &e)) {
@@ -1188,6 +1507,10 @@ static int run_command(const GpucProgram *prog, int argc, char **argv, Device *d
     }
   }
   run_inputs_free(&dev->run);
+  if (procs.size && procs.rank != 0) {
+    status = 0;   /* rank 0 writes the results and times */
+    goto out;
+  }
   if (o.times_path && write_times(o.times_path, times, timed, &e)) {
     error("%s", e.msg);
     goto out;
@@ -1220,6 +1543,8 @@ out:
   free(src.text_file);
   rn_sig_free(&sig);
   options_free(&o);
+  procs_free(&procs);
+  rank_tag[0] = '\0';
   return status;
 }
 

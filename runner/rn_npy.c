@@ -406,3 +406,85 @@ int rn_npy_write(FILE *out, const GpucValue *v, RnError *e)
   }
   return 0;
 }
+
+/* Rows [lo, hi) of v, moved to the front of its buffer (the rest freed). */
+static int keep_rows(GpucValue *v, int64_t lo, int64_t hi, RnError *e)
+{
+  size_t row = (size_t)(v->rank == 2 ? v->shape[1] : 1) * gpuc_kind_size(v->kind);
+  size_t bytes = (size_t)(hi - lo) * row;
+  if (lo > 0 && bytes) {
+    memmove(v->data, (char *)v->data + (size_t)lo * row, bytes);
+  }
+  void *smaller = realloc(v->data, bytes ? bytes : 1);
+  if (!smaller) {
+    rn_err(e, "out of memory");
+    return -1;
+  }
+  v->data = smaller;
+  v->shape[0] = hi - lo;
+  return 0;
+}
+
+int rn_npy_read_part(const char *path, int part, int parts, GpucValue *v, int64_t *rows, RnError *e)
+{
+  memset(v, 0, sizeof *v);
+  *rows = -1;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    rn_err(e, "cannot open: %s", strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    /* A pipe or device: read it all, then keep this part. */
+    fclose(f);
+    if (rn_npy_read_file(path, v, e)) {
+      return -1;
+    }
+    if (v->rank >= 1) {
+      *rows = v->shape[0];
+      if (keep_rows(v, *rows * part / parts, *rows * (part + 1) / parts, e)) {
+        free(v->data);
+        v->data = NULL;
+        return -1;
+      }
+    }
+    return 0;
+  }
+  size_t size = (size_t)st.st_size;
+  size_t prefix_len = size < 12 + NPY_MAX_HEADER ? size : 12 + NPY_MAX_HEADER;
+  unsigned char *prefix = malloc(prefix_len ? prefix_len : 1);
+  NpyHeader h;
+  int rc = -1;
+  if (!prefix) {
+    rn_err(e, "out of memory");
+  } else if (fread(prefix, 1, prefix_len, f) != prefix_len) {
+    rn_err(e, "read error: %s", strerror(errno));
+  } else if (parse_header(prefix, prefix_len, &h, e) == 0 && check_length(&h, size - h.data_offset, v, e) == 0) {
+    int64_t lo = 0, hi = 1;
+    size_t row = h.data_bytes;
+    if (h.rank >= 1) {
+      *rows = h.shape[0];
+      lo = *rows * part / parts;
+      hi = *rows * (part + 1) / parts;
+      row = (size_t)(h.rank == 2 ? h.shape[1] : 1) * gpuc_kind_size(h.kind);
+      v->shape[0] = hi - lo;
+    }
+    size_t bytes = (size_t)(hi - lo) * row;
+    v->data = malloc(bytes ? bytes : 1);
+    if (!v->data) {
+      rn_err(e, "out of memory (%zu bytes)", bytes);
+    } else if (fseeko(f, (off_t)(h.data_offset + (size_t)lo * row), SEEK_SET) != 0 ||
+               fread(v->data, 1, bytes, f) != bytes) {
+      rn_err(e, "read error: %s", strerror(errno));
+      free(v->data);
+      v->data = NULL;
+    } else {
+      normalize_bools(v, bytes);
+      rc = 0;
+    }
+  }
+  free(prefix);
+  fclose(f);
+  return rc;
+}

@@ -6,6 +6,8 @@
  *   rn_text.c  the text value reader and writer (docs/testing.md syntax)
  *   rn_npy.c   the .npy reader and writer
  *   rn_args.c  size-variable checking, random inputs
+ *   rn_ranks.c `--ranks N`: threads (or GPUs of one process) as ranks
+ *   rn_procs.c `--rank R --ranks N`, mpirun, srun: processes as ranks
  *   rn_main.c  gpuc_program_main: the command line, backends, timing, output */
 #ifndef GPUC_RUNNER_H
 #define GPUC_RUNNER_H
@@ -157,6 +159,33 @@ int rn_gpu_ranks_count(const RnGpuRanks *g);
 int rn_run_ranks_cuda(RnGpuRanks *g, const GpucShardInfo *info, int nargs, const GpucValue *args, int nres,
                       GpucValue *results, double *us, char *err, size_t errlen);
 
+/* ---- rn_procs.c ---- */
+
+/* Processes as ranks (`--rank R --ranks N`, mpirun, srun). From the
+ * launchers' variables (OMPI_COMM_WORLD_*, PMI_*, SLURM_*): 1 with *rank,
+ * *size and the rank's variable name set, 0 when none applies (without
+ * `required`, only Open MPI's and PMI's with a size above 1, and not with
+ * GPUC_RANKS_FROM_ENV=0), -1 with a message. */
+int rn_procs_from_env(bool required, int *rank, int *size, const char **var, char *err, size_t errlen);
+/* The launcher's rank on this host (the GPU to use), -1 when unknown, -2 on a bad value (message in err). */
+int rn_procs_local_rank(char *err, size_t errlen);
+/* Meet the other ranks (gpuc_comm_tcp_new at $GPUC_MASTER_ADDR:$GPUC_MASTER_PORT or
+ * MASTER_ADDR:MASTER_PORT, GPUC_BOOTSTRAP_TIMEOUT seconds, default 60); NULL with a message. */
+struct GpucComm *rn_procs_connect(int rank, int size, char *err, size_t errlen);
+
+typedef struct RnProcRun {
+  const struct GpucComm *tcp;    /* the runner's communicator: the entry's on the C backend, results, times */
+  const struct GpucComm *nccl;   /* the CUDA backend's, over the ranks' GPUs */
+  GpucContext *ctx;              /* this rank's GPU; NULL: the C backend */
+  GpucModule *module;
+  GpucEvent *start, *end;
+} RnProcRun;
+/* One call of the sharded entry on this rank's args (its rows); results on
+ * rank 0 as an unsharded run fills them, elsewhere this rank's own; *us the
+ * slowest rank's time. */
+int rn_run_procs(const RnProcRun *p, const GpucShardInfo *info, int nargs, const GpucValue *args, int nres,
+                 GpucValue *results, double *us, char *err, size_t errlen);
+
 /* ---- rn_text.c ---- */
 
 typedef struct RnReader {
@@ -184,6 +213,11 @@ void rn_format_f64(double x, char *buf, size_t size);
 int rn_npy_read_mem(const unsigned char *buf, size_t len, GpucValue *v, RnError *e);
 /* Read a .npy file; messages do not name the file (callers do). */
 int rn_npy_read_file(const char *path, GpucValue *v, RnError *e);
+/* Part `part` of `parts` of a .npy file: rows [rows * part / parts,
+ * rows * (part + 1) / parts) of a rank 1 or 2 array (a scalar whole), with
+ * the header and length checked as for the whole file and only those rows
+ * read; *rows gets the file's rows (-1 for a scalar). */
+int rn_npy_read_part(const char *path, int part, int parts, GpucValue *v, int64_t *rows, RnError *e);
 /* Write v as a version 1.0 .npy image. */
 int rn_npy_write(FILE *out, const GpucValue *v, RnError *e);
 const char *rn_npy_descr(GpucKind kind);   /* "<f4" */

@@ -70,6 +70,23 @@ const GpucComm *gpuc_comm_threads_rank(GpucCommThreads *t, int rank);
  * first nonzero fn result in rank order, or -1 if threads could not start. */
 int gpuc_comm_threads_run(int size, int (*fn)(const GpucComm *comm, void *arg, int rank), void *arg);
 
+/* ---- TCP (gpuc_comm_tcp.c): ranks are processes, on one host or several ----
+ * A star through rank 0: rank 0 listens on `port` (every interface), the
+ * others connect to host:port, retrying for timeout_s seconds (size 1 needs
+ * no network). 0, or a GpucStatus with a message naming the rank, host,
+ * port and cause in err (and gpuc_last_error()). Buffers are host memory;
+ * `stream` is ignored. */
+int gpuc_comm_tcp_new(const char *host, const char *port, int rank, int size, double timeout_s, GpucComm **out,
+                      char *err, size_t errlen);
+void gpuc_comm_tcp_free(GpucComm *comm);
+/* Every rank's bytes (any length) to rank 0, concatenated in rank order:
+ * on rank 0 *recv is malloc'd (the caller frees it) with *recv_bytes; NULL elsewhere. */
+int gpuc_comm_tcp_gather(const GpucComm *comm, const void *send, size_t bytes, void **recv, size_t *recv_bytes);
+/* Rank 0's `bytes` of buf to every rank (the same count on all ranks). */
+int gpuc_comm_tcp_broadcast(const GpucComm *comm, void *buf, size_t bytes);
+/* What made a collective fail ("rank 1: all_gather: rank 0 closed the connection ..."), or NULL. */
+const char *gpuc_comm_tcp_error(const GpucComm *comm);
+
 /* ---- NCCL (gpuc_comm_nccl.c): libnccl loaded with dlopen at first use ----
  * Buffers are device pointers and `stream` a CUstream. Each function returns
  * 0 or a GpucStatus (gpuc.h) with the message in gpuc_last_error():

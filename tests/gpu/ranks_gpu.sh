@@ -8,6 +8,7 @@
 # GPUs; the .npy outputs must agree (integers and bools exactly, floats
 # within 1e-4 relative for f32, 1e-10 for f64: a sharded float reduction
 # groups the terms differently). Also `-r 3 -t` with ranks (a time a run).
+# Then processes as ranks: --rank R --ranks N over a TCP bootstrap on 127.0.0.1.
 # libnccl: $GPUC_NCCL_LIBRARY, libnccl.so.2, or PyTorch's nvidia-nccl wheel.
 # Ends with one table and "ranks_gpu: PASS" or "ranks_gpu: FAIL".
 set -uo pipefail
@@ -91,6 +92,32 @@ if "$out/ranks" -e stats --backend=cuda --ranks 1 --random n=16777216 -r 3 -t "$
 else
   echo "timing: FAIL $(cat "$out/times.log")"; status=1
 fi
+# processes as ranks (runner/rn_procs.c): `--rank 0 --ranks 1` meeting at
+# 127.0.0.1 on the CUDA backend (NCCL's unique id over gpuc's TCP bootstrap,
+# ncclCommInitRank) equal to the plain run; with 2+ GPUs, one process per GPU
+for n in $(seq 1 "$gpus"); do
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  d=$out/procs.r$n
+  mkdir -p "$d"
+  pids=()
+  for r in $(seq 1 $((n - 1))); do
+    GPUC_MASTER_ADDR=127.0.0.1 GPUC_MASTER_PORT=$port timeout 120 "$out/ranks" -e stats --backend=cuda \
+      --random n=1000 --seed 3 --rank "$r" --ranks "$n" --out "$d" < /dev/null > "$d.log$r" 2>&1 &
+    pids+=($!)
+  done
+  GPUC_MASTER_ADDR=127.0.0.1 GPUC_MASTER_PORT=$port timeout 120 "$out/ranks" -e stats --backend=cuda \
+    --random n=1000 --seed 3 --rank 0 --ranks "$n" --out "$d" < /dev/null > "$d.log" 2>&1
+  rc=$?
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  if [ $rc -ne 0 ] && grep -q 'not sharded on the GPU' "$d.log"; then
+    printf '%-12s %-20s %-6s %s\n' "processes" "stats" "$n" "not sharded: $(tail -n 1 "$d.log")"; break
+  fi
+  total=$((total + 1))
+  if [ $rc -ne 0 ]; then r="FAIL: $(cat "$d.log"* | tail -n 3 | tr '\n' ' ')"; status=1
+  elif why=$(compare "$out/ranks.stats.plain" "$d"); then r=PASS; passed=$((passed + 1))
+  else r="FAIL: $why"; status=1; fi
+  printf '%-12s %-20s %-6s %s\n' "processes" "stats" "$n" "$r"
+done
 echo "cases: $passed of $total equal to the plain run"
 [ $status -eq 0 ] && [ "$total" -gt 0 ] && echo "ranks_gpu: PASS" || { echo "ranks_gpu: FAIL"; status=1; }
 exit $status
