@@ -5,7 +5,9 @@
  *           tuple fits (one relaxed load or store, no fence), else flags
  *           and values published apart with a fence (tuples of any size);
  *           non-commutative operators work (the look-back combines in
- *           order); loads and stores staged through padded shared memory
+ *           order); loads and stores staged through padded shared memory;
+ *           4-byte scans also have a variant through sm_90 bulk copies
+ *           (persistent blocks, two stages; grep "SCAN BULK")
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
