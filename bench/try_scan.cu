@@ -49,12 +49,15 @@ template <typename T> static double cub_scan(const T *x, T *y, int64_t n, bool i
 
 /* a gpuc scan entry (into a caller's buffer) against CUB and a host reference */
 template <typename T>
-static void scan_case(const char *cas, int (*fn)(GpucHost *, int64_t, const T *, T *), int64_t n, bool inclusive, bool with_cub)
+static void scan_case(const char *cas, int (*fn)(GpucHost *, int64_t, const T *, T *), int64_t n, bool inclusive, bool with_cub,
+                      int64_t off = 0)
 {
     const bool flt = (T)0.5 != (T)0;
-    T *x = dev_random<T>(n, 301 + n, flt ? DYADIC : SMALLINT);
-    T *y = nullptr;
-    BK(cudaMalloc(&y, (size_t)n * sizeof(T)));
+    /* off > 0: input and output start off elements into their blocks (not 16-byte aligned) */
+    T *x0 = dev_random<T>(n + off, 301 + n, flt ? DYADIC : SMALLINT), *x = x0 + off;
+    T *y0 = nullptr;
+    BK(cudaMalloc(&y0, (size_t)(n + off) * sizeof(T)));
+    T *y = y0 + off;
     Timing t = time_it([&] {
         if (fn(0, n, x, y) != 0) { fprintf(stderr, "try_scan: %s failed\n", cas); exit(1); }
     });
@@ -70,8 +73,8 @@ static void scan_case(const char *cas, int (*fn)(GpucHost *, int64_t, const T *,
     std::string chk = compare(g.data(), ref.data(), n, 0, 0);
     double cub = with_cub ? cub_scan(x, y, n, inclusive) : -1;
     row(cas, dtype_name<T>(), n, t.med_us, cub, 2.0 * n * sizeof(T), chk);
-    BK(cudaFree(x));
-    BK(cudaFree(y));
+    BK(cudaFree(x0));
+    BK(cudaFree(y0));
 }
 
 /* x[i] = a[i] * x[i-1] + b[i] against a sequential float64 reference */
@@ -168,12 +171,28 @@ int main(int argc, char **argv)
         scan_case<float>("scan_excl", gpuc_dev_excl_f32_into, n, false, true);
         scan_case<int32_t>("scan_excl", gpuc_dev_excl_i32_into, n, false, true);
         scan_case<int64_t>("scan_excl", gpuc_dev_excl_i64_into, n, false, true);
+        /* the bulk-copy variant (bulk_ rows, same cases) */
+        scan_case<float>("bulk_incl", gpuc_dev_incl_f32_bulk_into, n, true, true);
+        scan_case<int32_t>("bulk_incl", gpuc_dev_incl_i32_bulk_into, n, true, true);
+        scan_case<float>("bulk_excl", gpuc_dev_excl_f32_bulk_into, n, false, true);
+        scan_case<int32_t>("bulk_excl", gpuc_dev_excl_i32_bulk_into, n, false, true);
         recurrence_case("recurrence", gpuc_dev_recurrence_into, n);
         filter_case<float>("filter", gpuc_dev_filter_f32, n, true);
         filter_case<int32_t>("filter", gpuc_dev_filter_i32, n, true);
     }
+    /* the bulk variant's other paths, checked: arrays not 16-byte aligned (every tile
+     * through the threads), and sizes that end in a partial tile after many full ones */
+    scan_case<float>("bulk_unaligned", gpuc_dev_incl_f32_bulk_into, ((int64_t)1 << 20) + 3, true, false, 1);
+    scan_case<int32_t>("bulk_unaligned", gpuc_dev_excl_i32_bulk_into, ((int64_t)1 << 20) + 5, false, false, 3);
+    scan_case<float>("bulk_partial", gpuc_dev_incl_f32_bulk_into, 4992 * 1000 + 4991, true, false);
+    scan_case<int32_t>("bulk_partial", gpuc_dev_excl_i32_bulk_into, 4992 * 3 + 1, false, false);
     if (sweep) {
         const int64_t n = (int64_t)1 << 28;
+        scan_case<float>("incl_f32_bulk_b128_i31", gpuc_dev_incl_f32_bulk_b128_i31_into, n, true, false);
+        scan_case<float>("incl_f32_bulk_b128_i45", gpuc_dev_incl_f32_bulk_b128_i45_into, n, true, false);
+        scan_case<float>("incl_f32_bulk_b256_i19", gpuc_dev_incl_f32_bulk_b256_i19_into, n, true, false);
+        scan_case<float>("incl_f32_bulk_b256_i23", gpuc_dev_incl_f32_bulk_b256_i23_into, n, true, false);
+        scan_case<float>("incl_f32_bulk_b64_i45", gpuc_dev_incl_f32_bulk_b64_i45_into, n, true, false);
         scan_case<float>("incl_f32_b128_i31", gpuc_dev_incl_f32_b128_i31_into, n, true, false);
         scan_case<float>("incl_f32_b128_i35", gpuc_dev_incl_f32_b128_i35_into, n, true, false);
         scan_case<float>("incl_f32_b128_i40", gpuc_dev_incl_f32_b128_i40_into, n, true, false);

@@ -98,6 +98,8 @@ int reduce_epilogue_results(CuEmit *c, const IrKernel *k, IrValue **out);
 IrScalar *scan_types(IrStmt *s, int *W);
 int scan_word_bytes(const IrScalar *wt, int W);
 void emit_scan(CuEmit *c, IrKernel *k);
+bool scan_bulk_eligible(const IrKernel *k);
+void scan_bulk_host(CuEmit *c, IrKernel *k);
 void emit_filter(CuEmit *c, IrKernel *k);
 
 /* rows.c */

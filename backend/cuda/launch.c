@@ -243,6 +243,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         const char *st = word ? "g_words" : "g_flags";
         if (word) {
             const char *nw = word == 8 ? "g_ntiles" : "2 * g_ntiles";  /* 8-byte halves of the words */
+            if (scan_bulk_eligible(k)) { nw = "g_ntiles + 1"; }  /* and the bulk variant's tile counter (scan.c) */
             dalloc(c, "unsigned long long", "g_words", nw);
             be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_words, (size_t)(%s) * sizeof(unsigned long long)));", nw);
         } else {
@@ -258,7 +259,12 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             kp_add(c, &p, "", be_strf(&c->x, "g_agg%d", j));
             kp_add(c, &p, "", be_strf(&c->x, "g_incl%d", j));
         }
-        launch(c, k, &p, "(unsigned)g_ntiles", "1");
+        if (scan_bulk_eligible(k)) {
+            scan_bulk_host(c, k);  /* g_grid: fewer blocks for the bulk variant */
+            launch(c, k, &p, "g_grid", "1");
+        } else {
+            launch(c, k, &p, "(unsigned)g_ntiles", "1");
+        }
         be_line(b, "gpuc_h_free(gpuc_h, %s);", st);
         for (int j = 0; !word && j < W; j++) { be_line(b, "gpuc_h_free(gpuc_h, g_agg%d);", j); be_line(b, "gpuc_h_free(gpuc_h, g_incl%d);", j); }
         free(wt);

@@ -5,7 +5,9 @@
  *           tuple fits (one relaxed load or store, no fence), else flags
  *           and values published apart with a fence (tuples of any size);
  *           non-commutative operators work (the look-back combines in
- *           order); loads and stores staged through padded shared memory
+ *           order); loads and stores staged through padded shared memory;
+ *           4-byte scans also have a variant through sm_90 bulk copies
+ *           (persistent blocks, two stages; grep "SCAN BULK")
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
@@ -238,7 +240,11 @@ static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
     }
 }
 
+static void emit_scan_bulk(CuEmit *c, IrKernel *k);
+static bool scan_bulk_emitting_default;  /* emit_scan_bulk is emitting the default kernel (its #else) */
+
 void emit_scan(CuEmit *c, IrKernel *k) {
+    if (scan_bulk_eligible(k) && !scan_bulk_emitting_default) { emit_scan_bulk(c, k); return; }  /* grep "SCAN BULK" */
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     int B = k->block, I = k->items, NW = B / 32;
@@ -556,6 +562,396 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     free(ne); free(agg); free(wv); free(el); free(ws); free(tex); free(wp); free(ta); free(ex); free(pv); free(inc);
     free(pre); free(exs); free(wt);
     kp_free(&p);
+}
+
+
+/* ---- SCAN BULK: 4-byte scans through Hopper bulk copies (sm_90) ----
+ * A variant of the scan kernel for one 4-byte component loaded as it is
+ * from one input array (no map work, no mapped outputs) and one 4-byte
+ * output, tiles of an odd item count (blocked reads of the staging without
+ * bank conflicts) whose two staging buffers fit the 48 KiB of static
+ * shared memory.  Selected per kernel at compile time:
+ *   GPUC_SCAN_BULK_<kernel> (default GPUC_SCAN_BULK, default 0, or 1 when
+ *   the environment had GPUC_SCAN_BULK=1 as gpuc emitted the code), so
+ *   nvcc -DGPUC_SCAN_BULK=1 or -DGPUC_SCAN_BULK_incl_f32_k0_scan=1 turns it on;
+ * the host launcher reads the same macros (grid and tile counter).
+ * The kernel is persistent: min(tiles, a wave) blocks, each taking tiles in
+ * order from a counter after the status words (so every predecessor of a
+ * tile is held by a running block), with two stages of shared staging:
+ * thread 0 issues one cp.async.bulk of the next tile's 16-byte aligned
+ * bytes (completing on the stage's mbarrier) as the block starts on the
+ * current one, so a tile's loads are in flight during the scan and the
+ * look-back of the one before, and take no registers.  Per tile: wait on
+ * the stage's mbarrier; each thread reduces its I consecutive items (kept
+ * in registers); warp scans, block scan, decoupled look-back as emit_scan;
+ * each item's prefix (and post) written back over its input slot; one
+ * cp.async.bulk of the tile from shared to global (a bulk group; thread 0
+ * waits for it to have read the stage before the stage is loaded again).
+ * The partial last tile, unaligned arrays and architectures before sm_90
+ * load and store through the threads instead (same kernel). */
+
+/* The input read as it is by the scan's one component, or NULL. */
+static IrValue *scan_bulk_input(const IrStmt *s) {
+    IrExpr *r = s->map && s->map->nres == 1 ? s->map->res[0] : NULL;
+    if (!r || r->kind != IR_E_PARAM || r->index < 0 || r->index >= s->nins) { return NULL; }
+    return s->ins[r->index];
+}
+
+/* The staging of one tile, bytes (one stage). */
+static int scan_bulk_tile_bytes(const IrKernel *k) { return 4 * k->block * k->items; }
+
+bool scan_bulk_eligible(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    if (k->kind != IR_K_SCAN || s->kind != IR_S_SCREMA || s->sharded || s->rank != 1) { return false; }
+    if (s->nscans != 1 || s->scans[0].arity != 1 || s->nreds != 0 || s->nouts != 1 || ir_stmt_nmapped(s) != 0) { return false; }
+    IrScalar t = s->scans[0].op->ptypes[0];
+    IrValue *in = scan_bulk_input(s);
+    if (ir_scalar_size(t) != 4 || !in || in->elem != t || in->rank != 1 || ir_scalar_size(s->outs[0]->elem) != 4) { return false; }
+    if (s->post && s->post->nres != 1) { return false; }
+    /* odd items: blocked reads without conflicts; two stages in 48 KiB of static shared memory */
+    return k->items % 2 == 1 && 2 * scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024;
+}
+
+/* The macros that select the variant of kernel k, once per file each. */
+static void scan_bulk_macros(CuEmit *c, const IrKernel *k) {
+    const char *env = getenv("GPUC_SCAN_BULK");
+    be_printf(c->b, "#ifndef GPUC_SCAN_BULK\n"
+                    "#define GPUC_SCAN_BULK %d  /* 1: eligible 4-byte scans through Hopper bulk copies (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
+                    "#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s GPUC_SCAN_BULK\n#endif\n",
+              env && strcmp(env, "1") == 0, k->name, k->name);
+}
+
+void scan_bulk_host(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    scan_bulk_macros(c, k);
+    be_line(b, "unsigned g_grid = (unsigned)g_ntiles;");
+    be_printf(b, "#if GPUC_SCAN_BULK_%s\n", k->name);
+    be_line(b, "{ /* SCAN BULK: persistent blocks, one wave of them at most */");
+    b->indent++;
+    be_line(b, "int g_fit = 1;");
+    be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", k->name, k->block);
+    be_line(b, "const int64_t g_wave = (int64_t)gpuc_h_sms(gpuc_h) * g_fit;");
+    be_line(b, "if (g_ntiles > g_wave) {");
+    be_line(b, "    g_grid = (unsigned)g_wave;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+}
+
+/* The device helpers (PTX, so that NVRTC needs no header), addresses of
+ * shared memory as 32-bit offsets (gpuc_smem32). */
+static void scan_bulk_helpers(CuEmit *c) {
+    be_printf(c->b, "#ifndef GPUC_SCAN_BULK_HELPERS\n#define GPUC_SCAN_BULK_HELPERS\n"
+                    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+                    "#define GPUC_SCAN_BULK_DEVICE 1\n"
+                    "#else\n"
+                    "#define GPUC_SCAN_BULK_DEVICE 0\n"
+                    "#endif\n"
+                    "#if GPUC_SCAN_BULK_DEVICE\n"
+                    "/* an mbarrier completing when one thread has arrived and the bytes it announced have landed */\n"
+                    "__device__ __forceinline__ void gpuc_sb_init(unsigned bar) {\n"
+                    "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\\tfence.mbarrier_init.release.cluster;\" :: \"r\"(bar) : \"memory\");\n"
+                    "}\n"
+                    "/* bytes from global src to shared dst (16-byte aligned, a multiple of 16), completing on bar;\n"
+                    " * the fence orders the block's earlier accesses of dst (generic proxy) before the copy's writes */\n"
+                    "__device__ __forceinline__ void gpuc_sb_load(unsigned dst, const void *src, unsigned bytes, unsigned bar) {\n"
+                    "    asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+                    "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
+                    "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\"\n"
+                    "                 :: \"r\"(dst), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n"
+                    "}\n"
+                    "__device__ __forceinline__ void gpuc_sb_wait(unsigned bar, unsigned parity) {\n"
+                    "    unsigned done;\n"
+                    "    do {\n"
+                    "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }\"\n"
+                    "                     : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+                    "    } while (!done);\n"
+                    "}\n"
+                    "/* this thread's writes of shared memory (generic proxy) before a bulk copy reads them */\n"
+                    "__device__ __forceinline__ void gpuc_sb_fence(void) {\n"
+                    "    asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+                    "}\n"
+                    "/* bytes from shared src to global dst, as a bulk group */\n"
+                    "__device__ __forceinline__ void gpuc_sb_store(void *dst, unsigned src, unsigned bytes) {\n"
+                    "    asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%%0], [%%1], %%2;\\n\\tcp.async.bulk.commit_group;\"\n"
+                    "                 :: \"l\"(dst), \"r\"(src), \"r\"(bytes) : \"memory\");\n"
+                    "}\n"
+                    "/* this thread's bulk stores have read their shared memory */\n"
+                    "__device__ __forceinline__ void gpuc_sb_store_read(void) {\n"
+                    "    asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");\n"
+                    "}\n"
+                    "/* this thread's bulk stores are done */\n"
+                    "__device__ __forceinline__ void gpuc_sb_store_done(void) {\n"
+                    "    asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");\n"
+                    "}\n"
+                    "#endif\n#endif\n");
+}
+
+/* The bulk variant's kernel (see SCAN BULK above); same parameters as
+ * emit_scan's. */
+static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrOperator *op = &s->scans[0];
+    int B = k->block, I = k->items, NW = B / 32, T = B * I, TB = scan_bulk_tile_bytes(k);
+    IrScalar t = op->op->ptypes[0], to = s->outs[0]->elem;
+    const char *tn = ir_scalar_name(t), *ton = ir_scalar_name(to);
+    const char *n = be_vname(s->w[0]), *in = be_vname(scan_bulk_input(s)), *out = be_vname(s->outs[0]);
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "unsigned long long *g_words", "g_words");
+    /* the blocks that the two stages let on an SM (227 KiB, 1 KiB reserved a block) */
+    int min_blocks = 227 * 1024 / (2 * TB + 1024 + 512);
+    if (min_blocks > 2048 / B) { min_blocks = 2048 / B; }
+    kernel_comment(c, k);
+    signature_min(c, k, &p, min_blocks);
+    be_line(b, "/* SCAN BULK: persistent blocks, tiles of %d threads x %d items, two stages of %d bytes */", B, I, TB);
+    be_line(b, "__shared__ __align__(128) unsigned char g_smem[%d];", 2 * TB);
+    be_line(b, "__shared__ __align__(8) unsigned long long g_bar[2];  /* stage s's bytes have landed */");
+    be_line(b, "__shared__ int64_t g_tile_sh[2];  /* the tile of stage s */");
+    be_line(b, "__shared__ %s g_wsum0[32];", ct(t));
+    be_line(b, "__shared__ %s g_ex_sh0;", ct(t));
+    be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
+    be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, T - 1, T);
+    be_line(b, "/* the next tile to take: a counter after the status words, zeroed with them */");
+    be_line(b, "unsigned long long *const g_next = g_words + g_ntiles;");
+    be_line(b, "const %s g_ne0 = %s;", ct(t), be_expr(&c->x, op->ne[0]));
+    be_line(b, "const unsigned g_sm = gpuc_smem32(g_smem);");
+    be_line(b, "const unsigned g_bar0 = gpuc_smem32(&g_bar[0]);");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "const bool g_bulk_ok = ((((uintptr_t)%s) | ((uintptr_t)%s)) & 15u) == 0u;  /* 16-byte aligned arrays */", in, out);
+    be_printf(b, "#else\n");
+    be_line(b, "const bool g_bulk_ok = false;  /* (before sm_90: through the threads) */");
+    be_printf(b, "#endif\n");
+    be_line(b, "if (threadIdx.x == 0) {");
+    b->indent++;
+    be_line(b, "const int64_t g_t = (int64_t)atomicAdd(g_next, 1ull);");
+    be_line(b, "g_tile_sh[0] = g_t;");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "if (g_bulk_ok) {");
+    be_line(b, "    gpuc_sb_init(g_bar0);");
+    be_line(b, "    gpuc_sb_init(g_bar0 + 8u);");
+    be_line(b, "    if ((g_t + 1) * %d <= %s) {", T, n);
+    be_line(b, "        gpuc_sb_load(g_sm, %s + g_t * %d, %du, g_bar0);", in, T, TB);
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "unsigned g_stage = 0u, g_par = 0u;  /* this tile's stage; bit s: the phase parity of stage s's barrier */");
+    be_line(b, "for (;;) {");
+    b->indent++;
+    be_line(b, "const int64_t g_tile = g_tile_sh[g_stage];");
+    be_line(b, "if (g_tile >= g_ntiles) {");
+    be_line(b, "    break;");
+    be_line(b, "}");
+    be_line(b, "const int64_t g_base = g_tile * %d;", T);
+    be_line(b, "const bool g_bulk = g_bulk_ok && g_base + %d <= %s;  /* the same in every thread */", T, n);
+    be_line(b, "const unsigned g_st = g_sm + g_stage * %du;", TB);
+    be_line(b, "if (threadIdx.x == 0) {");
+    b->indent++;
+    be_line(b, "/* the next tile, into the other stage (last read by the tile before, whose");
+    be_line(b, " * bulk store this thread waits for) while this one is scanned */");
+    be_line(b, "const int64_t g_t = (int64_t)atomicAdd(g_next, 1ull);");
+    be_line(b, "g_tile_sh[g_stage ^ 1u] = g_t;");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "if (g_bulk_ok) {");
+    be_line(b, "    gpuc_sb_store_read();");
+    be_line(b, "    if ((g_t + 1) * %d <= %s) {", T, n);
+    be_line(b, "        gpuc_sb_load(g_sm + (g_stage ^ 1u) * %du, %s + g_t * %d, %du, g_bar0 + 8u * (g_stage ^ 1u));", TB, in, T, TB);
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "/* phase 1: the tile in the stage */");
+    be_line(b, "if (g_bulk) {");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "    gpuc_sb_wait(g_bar0 + 8u * g_stage, (g_par >> g_stage) & 1u);");
+    be_printf(b, "#endif\n");
+    be_line(b, "    g_par ^= 1u << g_stage;");
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "/* the last tile (or unaligned arrays, or before sm_90), through the threads: after");
+    be_line(b, " * thread 0 has seen the bulk store of the stage's tile before read it */");
+    be_line(b, "__syncthreads();");
+    be_line(b, "for (int g_u = 0; g_u < %d; g_u++) {", I);
+    be_line(b, "    const int g_slot = g_u * %d + (int)threadIdx.x;", B);
+    be_line(b, "    gpuc_sts_%s(g_st + 4u * (unsigned)g_slot, g_base + g_slot < %s ? %s[g_base + g_slot] : g_ne0);", tn, n, in);
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "/* phase 2: each thread takes %d consecutive items (odd: no bank conflicts) and reduces them */", I);
+    be_line(b, "const unsigned g_mine = g_st + 4u * (threadIdx.x * %du);", I);
+    char *agg = "g_t0_0", *wv = "g_w0_0", *el = "g_el0_0";
+    for (int u = 0; u < I; u++) { be_line(b, "const %s g_x0_%d = gpuc_lds_%s(g_mine + %du);", ct(t), u, tn, 4 * u); }
+    be_line(b, "%s %s = g_ne0;", ct(t), agg);
+    for (int u = 0; u < I; u++) {
+        char *x = be_strf(&c->x, "g_x0_%d", u);
+        apply_op(c, op, &agg, (const char *const *)&agg, (const char *const *)&x, false);
+    }
+    be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
+    be_line(b, "%s %s = %s;", ct(t), wv, agg);
+    warp_inclusive_scan(c, op, 1, &t, &wv, "g_y%d_%d");
+    be_line(b, "%s %s = gpuc_shfl_up(%s, 1);", ct(t), el, wv);
+    be_line(b, "if (g_lane == 0) { %s = g_ne0; }", el);
+    be_line(b, "if (g_lane == 31) {");
+    be_line(b, "    g_wsum0[g_warp] = %s;", wv);
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "if (g_warp == 0) {");
+    b->indent++;
+    char *ws = "g_ws0_0";
+    be_line(b, "%s %s = g_lane < %d ? g_wsum0[g_lane] : g_ne0;", ct(t), ws, NW);
+    warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
+    be_line(b, "g_wsum0[g_lane] = %s;  /* inclusive over warps */", ws);
+    be_line(b, "__syncwarp();");
+    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back (as emit_scan's, 8-byte");
+    be_line(b, " * words), while the other warps wait at the barrier */");
+    char *ta = "g_ta0_0", *ex = "g_ex0_0";
+    be_line(b, "const %s %s = g_wsum0[%d];", ct(t), ta, NW - 1);
+    be_line(b, "%s %s = g_ne0;", ct(t), ex);
+    be_line(b, "if (g_tile == 0) {");
+    be_line(b, "    if (g_lane == 0) {");
+    b->indent += 2;
+    publish(c, 8, &t, 1, "0", 2, &ta);
+    b->indent -= 2;
+    be_line(b, "    }");
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, 8, &t, 1, "g_tile", 1, &ta);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
+    b->indent++;
+    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;  /* lane 0: the nearest predecessor */");
+    be_line(b, "unsigned long long g_w = 2ull << 32;  /* (lanes before tile 0 count as a prefix) */");
+    be_line(b, "if (g_idx >= 0) {");
+    be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
+    be_line(b, "}");
+    be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
+    be_line(b, "    if ((g_w >> 32) == 0) {");
+    be_line(b, "        gpuc_backoff();");
+    be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_line(b, "const int g_f = (int)(g_w >> 32);");
+    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
+    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
+    char *pv = "g_pv0_0", *o = "g_ol0_0";
+    be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? g_ne0 : %s;", ct(t), pv, word_component(c, t, "g_w", 0));
+    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(t), o, pv);
+    be_line(b, "if (g_lane + g_off < 32) {");
+    b->indent++;
+    apply_op(c, op, &pv, (const char *const *)&o, (const char *const *)&pv, false);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    apply_op(c, op, &ex, (const char *const *)&pv, (const char *const *)&ex, false);
+    be_line(b, "if (g_pmask) {");
+    be_line(b, "    break;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    char *inc = "g_in0_0";
+    apply_op(c, op, &inc, (const char *const *)&ex, (const char *const *)&ta, true);
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, 8, &t, 1, "g_tile", 2, &inc);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "    g_ex_sh0 = %s;", ex);
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 5: each item's prefix (and the post) over its input slot */");
+    char *wp = "g_wp0_0", *tex = "g_tx0_0", *exs = "g_exs0_0", *pre = "g_pre0_0";
+    be_line(b, "const %s %s = g_warp > 0 ? g_wsum0[g_warp - 1] : g_ne0;", ct(t), wp);
+    apply_op(c, op, &tex, (const char *const *)&wp, (const char *const *)&el, true);
+    be_line(b, "const %s %s = g_ex_sh0;", ct(t), exs);
+    apply_op(c, op, &pre, (const char *const *)&exs, (const char *const *)&tex, true);
+    for (int u = 0; u < I; u++) {
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
+        char *x = be_strf(&c->x, "g_x0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
+        if (op->exclusive) {
+            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, pre, e);
+            apply_op(c, op, &pre, (const char *const *)&pre, (const char *const *)&x, false);
+        } else {
+            apply_op(c, op, &pre, (const char *const *)&pre, (const char *const *)&x, false);
+            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, pre, e);
+        }
+        const char *v = e;
+        if (s->post) {
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            const char *pr[2] = { 0 };
+            const char *args[1] = { e };
+            be_lambda(&c->x, s->post, args, pr);
+            v = pr[0];
+        }
+        be_line(b, "gpuc_sts_%s(g_mine + %du, %s);", ton, 4 * u, v);
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "gpuc_sb_fence();  /* these writes before the bulk store reads them */");
+    be_printf(b, "#endif\n");
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 6: the tile out */");
+    be_line(b, "if (g_bulk) {");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "    if (threadIdx.x == 0) {");
+    be_line(b, "        gpuc_sb_store(%s + g_base, g_st, %du);", out, TB);
+    be_line(b, "    }");
+    be_printf(b, "#endif\n");
+    be_line(b, "} else {");
+    be_line(b, "    for (int g_u = 0; g_u < %d; g_u++) {", I);
+    be_line(b, "        const int g_slot = g_u * %d + (int)threadIdx.x;", B);
+    be_line(b, "        if (g_base + g_slot < %s) {", n);
+    be_line(b, "            %s[g_base + g_slot] = gpuc_lds_%s(g_st + 4u * (unsigned)g_slot);", out, ton);
+    be_line(b, "        }");
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_line(b, "g_stage ^= 1u;");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "if (threadIdx.x == 0 && g_bulk_ok) {");
+    be_line(b, "    gpuc_sb_store_done();  /* the block's shared memory outlives its bulk stores */");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+/* An eligible scan kernel: the bulk variant, or (#else) emit_scan's. */
+static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
+    scan_bulk_macros(c, k);
+    scan_bulk_helpers(c);
+    be_printf(c->b, "#if GPUC_SCAN_BULK_%s\n", k->name);
+    scan_bulk_kernel(c, k);
+    be_printf(c->b, "#else\n");
+    scan_bulk_emitting_default = true;
+    emit_scan(c, k);
+    scan_bulk_emitting_default = false;
+    be_printf(c->b, "#endif\n");
 }
 
 
