@@ -49,6 +49,7 @@ typedef struct {
     int fs;   /* vectors per lane and input in flight while phase 1 fills it */
     int fr;   /* vectors per lane and input read from it at a time (sum, post) */
     int sv;   /* the most vectors per lane and input it holds */
+    bool reads;  /* the post reads other arrays (LayerNorm's weight and bias) */
 } RowStash;
 
 /* combine.c: a counter naming each kernel's shared arrays apart, reset

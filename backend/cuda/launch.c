@@ -327,7 +327,20 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "int g_sv = 0;  /* stash vectors per lane and input */");
             be_printf(b, "#ifndef GPUC_ROW_CLUSTER\n#define GPUC_ROW_CLUSTER 1  /* -DGPUC_ROW_CLUSTER=0: no clusters (a comparison) */\n#endif\n");
             be_printf(b, "#ifndef GPUC_ROW_CLUSTER_BLOCKS\n#define GPUC_ROW_CLUSTER_BLOCKS %d  /* the kernels' cluster size (rows.c) */\n#endif\n", ROW_CLUSTER);
-            be_line(b, "const bool g_cl = GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;", cols, k->block * per);
+            /* One block a row while its registers and whole stash hold the
+             * row, unless the post reads other arrays: H100, 2026-11-25,
+             * rows of 32768: softmax 0.942 of the copy rate in one block
+             * against 0.823 in clusters of 8; LayerNorm (a post reading the
+             * weight and bias, half the stash reads in flight) 0.536 against
+             * 0.746 (bench/last_run/issue16-session3/rows.txt) */
+            int vb1 = 16 * k->stmt->nins, sv1 = st.sv;
+            if ((int64_t)sv1 * k->block * vb1 > ROW_STASH_BLOCK_BYTES) { sv1 = ROW_STASH_BLOCK_BYTES / (k->block * vb1); }
+            if (st.reads) {
+                be_line(b, "const bool g_cl = GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;", cols, k->block * per);
+            } else {
+                be_line(b, "const bool g_cl = GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;  /* longer than one block holds */",
+                        cols, k->block * (per + sv1 * k->vec));
+            }
             be_line(b, "const int64_t g_len = g_cl ? (%s + GPUC_ROW_CLUSTER_BLOCKS * %d - 1) / (GPUC_ROW_CLUSTER_BLOCKS * %d) * %d : %s;  /* a block's part of the row */",
                     cols, k->vec, k->vec, k->vec, cols);
             be_line(b, "const bool g_regs = g_len <= (int64_t)%d;  /* the register-only kernel */", k->block * per);

@@ -237,7 +237,7 @@ static int row_regs_min_blocks(const IrKernel *k) {
 }
 
 RowStash row_stash(const IrKernel *k) {
-    RowStash st = { false, 1, 1, 0 };
+    RowStash st = { false, 1, 1, 0, false };
     int n = k->stmt->nins;
     if (!k->stmt->post || !k->vectorize || n < 1 || row_regs_variant) { return st; }
     /* ptxas, sm_90, row softmax at 128 registers: f32 fills 4 and reads 2
@@ -248,7 +248,8 @@ RowStash row_stash(const IrKernel *k) {
      * element's column) holds those values as well: half as many stash
      * vectors in flight (f32 LayerNorm spilled 36 bytes at 4 and 2) */
     int fill = wide ? 2 : 4, read = wide ? 1 : 2;
-    if (post_reads(k->stmt->post)) {
+    st.reads = post_reads(k->stmt->post);
+    if (st.reads) {
         fill /= 2;
         read = read / 2 > 0 ? read / 2 : 1;
     }

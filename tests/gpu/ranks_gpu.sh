@@ -61,7 +61,7 @@ for f in "${files[@]}"; do
   fi
   while IFS=$'\t' read -r entry rest; do
     # every size variable of the entry's types: n=1000, the others 7 (stdin: none)
-    sizes=$(printf '%s\n' "$rest" | grep -o '\[[a-z_][a-z_0-9]*\]' | tr -d '[]' | sort -u |
+    sizes=$(printf '%s\n' "$rest" | grep -o '\[[a-z_][a-z_0-9]*\]' | tr -d '[]' | grep -vx '_' | sort -u |
             awk '{ printf "%s%s=%d", (NR > 1 ? "," : ""), $1, ($1 == "n" ? 1000 : 7) }')
     mkdir -p "$out/$f.$entry.plain"
     if ! "$p" -e "$entry" --backend=cuda --random "$sizes" --seed 3 --out "$out/$f.$entry.plain" \
