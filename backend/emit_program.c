@@ -19,6 +19,7 @@
  * without it the program has no images and the runner uses the C backend.
  * Build: cc -std=c11 prog.c -Iruntime -Irunner libgpuc_runner.a libgpuc_runtime.a -lm -ldl */
 #include "backend.h"
+#include "cuda/cuda_emit.h"   /* cuda_host_into_scalar_entries, cuda_scalar_results */
 
 #include <stdlib.h>
 
@@ -359,9 +360,17 @@ static void cuda_adapter(BeBuf *b, IrEntry *e, bool shard) {
             be_line(b, "%s out%d;", ir_scalar_ctype(v->elem), i);
         }
     }
+    /* scalar results: into device slots, copied back after the end mark, so
+     * -t times up to the last kernel as for array results */
+    bool slots = !shard && cuda_scalar_results(e);
+    if (slots) {
+        be_line(b, "(void)gpuc_dev_%s;   /* the _into form is the one timed */", e->name);
+        be_line(b, "char *g_slots = NULL;");
+        be_line(b, "if ((g_rc = gpuc_h_alloc(gpuc_h, (void **)&g_slots, %d)) != 0) { goto fail; }", 8 * e->nresults);
+    }
     be_line(b, "gpuc_run_mark_start(run);");
     if (shard) { be_printf(b, "%*sg_rc = gpuc_dev_shard_%s(gpuc_h, comm", b->indent * 4, "", e->name); }
-    else { be_printf(b, "%*sg_rc = gpuc_dev_%s(gpuc_h", b->indent * 4, "", e->name); }
+    else { be_printf(b, "%*sg_rc = gpuc_dev_%s%s(gpuc_h", b->indent * 4, "", e->name, slots ? "_into" : ""); }
     for (int i = 0; i < e->nsizes; i++) { be_printf(b, ", %s", be_vname(size_as_taken(e, e->sizes[i]))); }
     for (int i = 0; i < e->nparams; i++) {
         IrValue *v = e->params[i];
@@ -369,12 +378,16 @@ static void cuda_adapter(BeBuf *b, IrEntry *e, bool shard) {
         else { be_printf(b, ", *(const %s *)args[%d].data", ir_scalar_ctype(v->elem), i); }
     }
     for (int i = 0; i < e->nresults; i++) {
-        if (e->results[i]->rank) { be_printf(b, ", &out%d, out%d_shape", i, i); }
+        if (slots) { be_printf(b, ", (%s *)(g_slots + %d)", ir_scalar_ctype(e->results[i]->elem), 8 * i); }
+        else if (e->results[i]->rank) { be_printf(b, ", &out%d, out%d_shape", i, i); }
         else { be_printf(b, ", &out%d", i); }
     }
     be_printf(b, ");\n");
     be_line(b, "gpuc_run_mark_end(run);");
     be_line(b, "if (g_rc != 0) { goto fail; }");
+    for (int i = 0; slots && i < e->nresults; i++) {
+        be_line(b, "if ((g_rc = gpuc_h_d2h(gpuc_h, &out%d, g_slots + %d, sizeof out%d)) != 0) { goto fail; }", i, 8 * i, i);
+    }
     for (int i = 0; i < e->nresults; i++) {
         IrValue *v = e->results[i];
         const char *t = ir_scalar_ctype(v->elem);
@@ -441,6 +454,7 @@ int be_emit_program(FILE *out, IrModule *m) {
     for (int i = 0; i < m->nentries; i++) { adapter(&b, m->entries[i], false); }
     be_runtime_host_prelude(&b);
     be_cuda_host_entries(&b, m);
+    cuda_host_into_scalar_entries(&b, m);
     for (int i = 0; i < m->nentries; i++) { cuda_adapter(&b, m->entries[i], false); }
     be_printf(&b, "/* the kernel images (driver/build_exe.c); without them, the C backend only */\n"
                   "#ifdef GPUC_IMAGES\n"

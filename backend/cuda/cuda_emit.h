@@ -132,6 +132,8 @@ void host_array_entry(CuEmit *c, IrEntry *e);
 void cuda_host_shard_entry(CuEmit *c, IrEntry *e);
 void cuda_host_stmt(CuEmit *c, IrKernel *k);  /* one kernel's launch (and a host statement) */
 void cuda_host_into_entries(BeBuf *b, IrModule *m);
+bool cuda_scalar_results(IrEntry *e);
+void cuda_host_into_scalar_entries(BeBuf *b, IrModule *m);
 bool cuda_results_known(IrEntry *e);
 
 /* shard.c: sharded entries (docs/sharding.md) */

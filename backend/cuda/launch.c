@@ -738,3 +738,23 @@ void cuda_host_into_entries(BeBuf *b, IrModule *m) {
     }
     be_expr_free(&c.x);
 }
+
+/* Do all of an entry's results are scalars (at least one)? */
+bool cuda_scalar_results(IrEntry *e) {
+    for (int i = 0; i < e->nresults; i++) {
+        if (e->results[i]->rank) { return false; }
+    }
+    return e->nresults > 0;
+}
+
+/* The gpuc_dev_NAME_into launchers of the entries whose results are all
+ * scalars (the executables' adapters time them up to the last kernel and
+ * copy the scalars back after: emit_program.c). */
+void cuda_host_into_scalar_entries(BeBuf *b, IrModule *m) {
+    CuEmit c;
+    cuda_emit_init(&c, b, m);
+    for (int i = 0; i < m->nentries; i++) {
+        if (cuda_scalar_results(m->entries[i])) { host_entry(&c, m->entries[i], true); }
+    }
+    be_expr_free(&c.x);
+}

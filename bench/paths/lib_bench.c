@@ -13,7 +13,9 @@
  *   lib_scan --case scan_incl_f32 --log2 28 [--m 256,1024] [--out FILE.jsonl]
  *
  * Timing is bench/common.cuh's: a pair of events around each call (and the
- * free of its array results), 2 warm-up calls, 10 to 200 timed calls (about
+ * free of its array results; scalar results are written to a device address,
+ * `.data` set, as the header's _into writes them: the host form adds a copy
+ * and a wait, about 15 us on an H100), 2 warm-up calls, 10 to 200 timed calls (about
  * 20 ms of device time), the median. Inputs are generated on the host with
  * the distributions of common.cuh (dyadic floats for sums and scans, so they
  * compare exactly) and uploaded once. After timing, the entry is called once
@@ -270,6 +272,7 @@ typedef struct Run {
     GpucLibValue args[4];
     int nargs;
     GpucLibValue res[2]; /* the result's components */
+    GpucDevPtr scalar_slot; /* device addresses of scalar results in timed calls (8 bytes each) */
 } Run;
 
 /* One call of the entry with results the library allocates; frees them
@@ -282,6 +285,12 @@ static void call(Run *r, bool keep)
     for (int i = 0; i < (scalars ? scalars : 1); i++) {
         res[i].kind = r->c->kind;
         res[i].rank = scalars ? 0 : r->c->op == OP_ROW_SOFTMAX || r->c->op == OP_LAYER_NORM ? 2 : 1;
+        /* timed calls: scalar results written to a device address (the
+         * header's _into does the same; Python's sync=False too); the
+         * checked call (keep) brings them to the host */
+        if (scalars && !keep) {
+            res[i].data = r->scalar_slot + 8 * (GpucDevPtr)i;
+        }
     }
     GpucStatus st = r->entry->call(r->lib, NULL, r->args, res);
     if (st != GPUC_SUCCESS) {
@@ -477,10 +486,27 @@ static double *reference(const Run *r, int64_t *count)
     return ref;
 }
 
-/* Call once more and check the result; sets check. *out_n: the result's count. */
+/* Call once more and check the result; sets check. *out_n: the result's count.
+ * Scalar results: the checked call brings them to the host, and the values
+ * the timed calls wrote to the device slot must be the same bits. */
 static void verify(Run *r, int64_t *out_n)
 {
+    int scalars = scalar_results(r->c->op);
+    unsigned char timed[16] = { 0 };
+    if (scalars) {
+        GpucStatus st = gpuc_memcpy_dtoh(r->ctx, timed, r->scalar_slot, 8 * (size_t)scalars);
+        if (st != GPUC_SUCCESS) {
+            die("reading the timed calls' scalar results", st);
+        }
+    }
     call(r, true);
+    for (int i = 0; i < scalars; i++) {
+        size_t bytes = kind_size(r->c->kind);
+        if (memcmp(timed + 8 * i, &r->res[i].scalar, bytes) != 0) {
+            snprintf(check, sizeof check, "WRONG: scalar result %d written to the device differs from the host's", i);
+            return;
+        }
+    }
     int64_t count;
     double *ref = reference(r, &count);
     const Case *c = r->c;
@@ -597,6 +623,12 @@ static void run_case(Lib *lib, const Case *c, int64_t n, int64_t m, FILE *out)
                 r.entry->num_args, r.nargs);
         exit(2);
     }
+    if (scalar_results(c->op)) {
+        GpucStatus st = gpuc_mem_alloc(r.ctx, 16, &r.scalar_slot);
+        if (st != GPUC_SUCCESS) {
+            die("gpuc_mem_alloc", st);
+        }
+    }
     Timing t = time_calls(&r);
     int64_t out_n = 0;
     verify(&r, &out_n);
@@ -615,6 +647,7 @@ static void run_case(Lib *lib, const Case *c, int64_t n, int64_t m, FILE *out)
         gpuc_mem_free(r.ctx, r.in[i].dev);
         free(r.in[i].host);
     }
+    gpuc_mem_free(r.ctx, r.scalar_slot);
 }
 
 #define STR2(x) #x
