@@ -35,7 +35,7 @@ def first_difference(got, want, ok):
         return ""
     i = int(bad[0])
     g, w = np.asarray(got).reshape(-1)[i], np.asarray(want).reshape(-1)[i]
-    where = i if np.ndim(got) <= 1 else np.unravel_index(i, np.shape(got))
+    where = i if np.ndim(got) <= 1 else tuple(int(k) for k in np.unravel_index(i, np.shape(got)))
     return "i=%s: got %r, want %r (%d differ)" % (where, g.item(), w.item(), len(bad))
 
 
