@@ -12,6 +12,8 @@
 # the plain module. libnccl: $GPUC_NCCL_LIBRARY, else the nvidia-nccl wheel
 # PyTorch brings, else libnccl.so.2. Prints one table and
 # `comm_gpu: PASS` or `FAIL`; exit 1 on failure. Under 90 s on an H100.
+# `comm_gpu.sh repeat` runs the `repeat` mode alone (the float scan many
+# times: is it repeatable bitwise, is it right; comm_gpu_check.py's top).
 set -u
 ROOT=$PWD
 PY=${PYTHON:-python3}
@@ -37,7 +39,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | h
 echo "libnccl: ${GPUC_NCCL_LIBRARY:-libnccl.so.2 from the loader path}"
 "$PY" -c "import gpuc, cupy, torch; print('gpuc', gpuc.version(), '| cupy', cupy.__version__, '| torch', torch.__version__)" 2>&1 | tail -1
 fails=0
-for mode in torch cupy; do
+for mode in ${*:-torch cupy}; do
     timeout 120 "$PY" "$ROOT/python/tests/comm_gpu_check.py" $mode > "$W/$mode.log" 2>&1
     st=$?
     cat "$W/$mode.log"
