@@ -17,7 +17,8 @@
  *   gpuc_h_zero(h, p, bytes)    gpuc_h_d2d / gpuc_h_d2h / gpuc_h_h2d(h, dst, src, bytes)
  *   gpuc_h_launch(h, GPUC_KERNEL(name), grid_x, grid_y, block, shared, args)
  *     (shared: bytes of dynamic shared memory, 0 but for the row kernels'
- *     stash; over 48 KiB the kernel opts in once, by either implementation)
+ *     stash; past the kernel's default limit, 48 KiB less its static shared
+ *     memory, the kernel opts in once, by either implementation)
  *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_shared_max(h) (the shared memory
  *   a block may opt into, bytes)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
  *   (blocks of the kernel that fit on one multiprocessor)  gpuc_h_oob(h, &hit, at) (fetch and clear

@@ -275,11 +275,35 @@ int row_static_shared(const IrKernel *k) {
  * st.fs vectors per lane at a time: `fill` (phase 1) loads them from global
  * memory and stores them into the stash, else they come from the stash;
  * then `use` (see RowUse). */
+static void row_stash_pass_n(CuEmit *c, IrKernel *k, bool fill, RowUse use, int n, char ***racc);
 static void row_stash_pass(CuEmit *c, IrKernel *k, bool fill, RowUse use, char ***racc) {
+    RowStash st = row_stash(k);
+    row_stash_pass_n(c, k, fill, use, fill ? st.fs : st.fr, racc);
+}
+
+/* Phase 2's pass over the stash, with -DGPUC_ROW_POST_VECTORS=N (1, 2 or
+ * 4) N vectors per lane at a time instead of row_stash's choice: a
+ * comparison (bench/try_rows.sh's sweep; LayerNorm's post also gathers the
+ * weight and bias, whose loads are in flight only N vectors at a time). */
+static void row_stash_post_pass(CuEmit *c, IrKernel *k, char ***racc) {
+    BeBuf *b = c->b;
+    static const int alternatives[] = { 1, 2, 4 };
+    for (int a = 0; a < 3; a++) {
+        int memo = c->x.nmemo;
+        be_printf(b, "#%s GPUC_ROW_POST_VECTORS == %d\n", a ? "elif" : "if", alternatives[a]);
+        be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", alternatives[a]);
+        row_stash_pass_n(c, k, false, ROW_POST, alternatives[a], racc);
+        c->x.nmemo = memo;
+    }
+    be_printf(b, "#else\n");
+    be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", row_stash(k).fr);
+    row_stash_pass(c, k, false, ROW_POST, racc);
+    be_printf(b, "#endif\n");
+}
+
+static void row_stash_pass_n(CuEmit *c, IrKernel *k, bool fill, RowUse use, int n, char ***racc) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
-    RowStash st = row_stash(k);
-    int n = fill ? st.fs : st.fr;
     be_line(b, "for (int g_sb = g_lane + g_s0; g_sb < g_se; g_sb += %d * g_tpr) {", n);
     b->indent++;
     declare_regs(c, k, n, "g_a");
@@ -315,8 +339,7 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
         if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, "g_nv", racc); }
     }
     if (st.on && phase2) {
-        be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", st.fr);
-        row_stash_pass(c, k, false, ROW_POST, racc);
+        row_stash_post_pass(c, k, racc);
     } else if (st.on) {
         RowUse su = later ? ROW_MAX : ROW_FOLD;
         /* grep "ROW BULK": the bulk copy issued at the row's start */
@@ -531,6 +554,7 @@ static void row_cluster_helpers(CuEmit *c) {
 static void row_bulk_helpers(CuEmit *c) {
     be_printf(c->b, "#ifndef GPUC_ROW_BULK_HELPERS\n#define GPUC_ROW_BULK_HELPERS\n"
                     "#ifndef GPUC_ROW_BULK\n#define GPUC_ROW_BULK 1  /* -DGPUC_ROW_BULK=0: the stash filled through registers */\n#endif\n"
+                    "#ifndef GPUC_ROW_POST_VECTORS\n#define GPUC_ROW_POST_VECTORS 0  /* -DGPUC_ROW_POST_VECTORS=1, 2 or 4: phase 2's stash vectors per lane at a time (a comparison) */\n#endif\n"
                     "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && GPUC_ROW_BULK\n"
                     "#define GPUC_ROW_BULK_DEVICE 1\n"
                     "static __device__ __forceinline__ unsigned gpuc_shared_addr(const void *p) {\n"
