@@ -6,8 +6,9 @@
  *           and values published apart with a fence (tuples of any size);
  *           non-commutative operators work (the look-back combines in
  *           order); loads and stores staged through padded shared memory;
- *           4-byte scans also have a variant through sm_90 bulk copies
- *           (persistent blocks, two stages; grep "SCAN BULK")
+ *           4-byte scans also have two variants through sm_90 bulk copies
+ *           (persistent blocks with two stages, or one tile a block with
+ *           its one bulk load in flight from the start; grep "SCAN BULK")
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
