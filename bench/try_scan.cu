@@ -176,6 +176,11 @@ int main(int argc, char **argv)
         scan_case<int32_t>("bulk_incl", gpuc_dev_incl_i32_bulk_into, n, true, true);
         scan_case<float>("bulk_excl", gpuc_dev_excl_f32_bulk_into, n, false, true);
         scan_case<int32_t>("bulk_excl", gpuc_dev_excl_i32_bulk_into, n, false, true);
+        /* SCAN BULK mode 2, one tile a block (bulk2_ rows, same cases) */
+        scan_case<float>("bulk2_incl", gpuc_dev_incl_f32_bulk2_into, n, true, true);
+        scan_case<int32_t>("bulk2_incl", gpuc_dev_incl_i32_bulk2_into, n, true, true);
+        scan_case<float>("bulk2_excl", gpuc_dev_excl_f32_bulk2_into, n, false, true);
+        scan_case<int32_t>("bulk2_excl", gpuc_dev_excl_i32_bulk2_into, n, false, true);
         recurrence_case("recurrence", gpuc_dev_recurrence_into, n);
         filter_case<float>("filter", gpuc_dev_filter_f32, n, true);
         filter_case<int32_t>("filter", gpuc_dev_filter_i32, n, true);
@@ -186,35 +191,22 @@ int main(int argc, char **argv)
     scan_case<int32_t>("bulk_unaligned", gpuc_dev_excl_i32_bulk_into, ((int64_t)1 << 20) + 5, false, false, 3);
     scan_case<float>("bulk_partial", gpuc_dev_incl_f32_bulk_into, 4992 * 1000 + 4991, true, false);
     scan_case<int32_t>("bulk_partial", gpuc_dev_excl_i32_bulk_into, 4992 * 3 + 1, false, false);
+    scan_case<float>("bulk2_unaligned", gpuc_dev_incl_f32_bulk2_into, ((int64_t)1 << 20) + 3, true, false, 1);
+    scan_case<int32_t>("bulk2_unaligned", gpuc_dev_excl_i32_bulk2_into, ((int64_t)1 << 20) + 5, false, false, 3);
+    scan_case<float>("bulk2_partial", gpuc_dev_incl_f32_bulk2_into, 4992 * 1000 + 4991, true, false);
+    scan_case<int32_t>("bulk2_partial", gpuc_dev_excl_i32_bulk2_into, 4992 * 3 + 1, false, false);
     if (sweep) {
         const int64_t n = (int64_t)1 << 28;
-        scan_case<float>("incl_f32_bulk_b128_i31", gpuc_dev_incl_f32_bulk_b128_i31_into, n, true, false);
-        scan_case<float>("incl_f32_bulk_b128_i45", gpuc_dev_incl_f32_bulk_b128_i45_into, n, true, false);
-        scan_case<float>("incl_f32_bulk_b256_i19", gpuc_dev_incl_f32_bulk_b256_i19_into, n, true, false);
-        scan_case<float>("incl_f32_bulk_b256_i23", gpuc_dev_incl_f32_bulk_b256_i23_into, n, true, false);
-        scan_case<float>("incl_f32_bulk_b64_i45", gpuc_dev_incl_f32_bulk_b64_i45_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i31", gpuc_dev_incl_f32_b128_i31_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i35", gpuc_dev_incl_f32_b128_i35_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i40", gpuc_dev_incl_f32_b128_i40_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i41", gpuc_dev_incl_f32_b128_i41_into, n, true, false);
         scan_case<float>("incl_f32_b128_i45", gpuc_dev_incl_f32_b128_i45_into, n, true, false);
         scan_case<float>("incl_f32_b128_i47", gpuc_dev_incl_f32_b128_i47_into, n, true, false);
         scan_case<float>("incl_f32_b128_i51", gpuc_dev_incl_f32_b128_i51_into, n, true, false);
         scan_case<float>("incl_f32_b128_i49", gpuc_dev_incl_f32_b128_i49_into, n, true, false);
-        scan_case<float>("incl_f32_b256_i31", gpuc_dev_incl_f32_b256_i31_into, n, true, false);
         scan_case<float>("incl_f32_b256_i39", gpuc_dev_incl_f32_b256_i39_into, n, true, false);
         scan_case<int32_t>("excl_i32_b128_i45", gpuc_dev_excl_i32_b128_i45_into, n, false, false);
-        scan_case<float>("incl_f32_b256_i19", gpuc_dev_incl_f32_b256_i19_into, n, true, false);
-        scan_case<float>("incl_f32_b256_i23", gpuc_dev_incl_f32_b256_i23_into, n, true, false);
-        scan_case<int64_t>("incl_i64_b128_i19", gpuc_dev_incl_i64_b128_i19_into, n, true, false);
         scan_case<int64_t>("incl_i64_b128_i24", gpuc_dev_incl_i64_b128_i24_into, n, true, false);
-        scan_case<int64_t>("incl_i64_b128_i25", gpuc_dev_incl_i64_b128_i25_into, n, true, false);
         recurrence_case("recurrence_b128_i19", gpuc_dev_recurrence_b128_i19_into, n);
         recurrence_case("recurrence_b128_i24", gpuc_dev_recurrence_b128_i24_into, n);
-        recurrence_case("recurrence_b128_i25", gpuc_dev_recurrence_b128_i25_into, n);
-        recurrence_case("recurrence_b128_i29", gpuc_dev_recurrence_b128_i29_into, n);
         recurrence_case("recurrence_b128_i27", gpuc_dev_recurrence_b128_i27_into, n);
-        recurrence_case("recurrence_b256_i15", gpuc_dev_recurrence_b256_i15_into, n);
         filter_case<float>("filter_f32_b128_i32", gpuc_dev_filter_f32_b128_i32, n, false);
         filter_case<float>("filter_f32_b256_i24", gpuc_dev_filter_f32_b256_i24, n, false);
         filter_case<float>("filter_f32_b512_i16", gpuc_dev_filter_f32_b512_i16, n, false);
@@ -222,6 +214,14 @@ int main(int argc, char **argv)
         filter_case<float>("filter_f32_b256_i45", gpuc_dev_filter_f32_b256_i45, n, false);
         filter_case<float>("filter_f32_b128_i48", gpuc_dev_filter_f32_b128_i48, n, false);
         filter_case<float>("filter_f32_b128_i64", gpuc_dev_filter_f32_b128_i64, n, false);
+        scan_case<float>("incl_f32_bulk2_b128_i45", gpuc_dev_incl_f32_bulk2_b128_i45_into, n, true, false);
+        scan_case<float>("incl_f32_bulk2_b128_i55", gpuc_dev_incl_f32_bulk2_b128_i55_into, n, true, false);
+        scan_case<float>("incl_f32_bulk2_b128_i71", gpuc_dev_incl_f32_bulk2_b128_i71_into, n, true, false);
+        scan_case<float>("incl_f32_bulk2_b128_i85", gpuc_dev_incl_f32_bulk2_b128_i85_into, n, true, false);
+        scan_case<float>("incl_f32_bulk2_b256_i39", gpuc_dev_incl_f32_bulk2_b256_i39_into, n, true, false);
+        scan_case<float>("incl_f32_bulk2_b256_i43", gpuc_dev_incl_f32_bulk2_b256_i43_into, n, true, false);
+        scan_case<float>("incl_f32_bulk2_b512_i21", gpuc_dev_incl_f32_bulk2_b512_i21_into, n, true, false);
+        scan_case<int32_t>("excl_i32_bulk2_b128_i55", gpuc_dev_excl_i32_bulk2_b128_i55_into, n, false, false);
     }
     return g_wrong;
 }

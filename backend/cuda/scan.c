@@ -6,8 +6,9 @@
  *           and values published apart with a fence (tuples of any size);
  *           non-commutative operators work (the look-back combines in
  *           order); loads and stores staged through padded shared memory;
- *           4-byte scans also have a variant through sm_90 bulk copies
- *           (persistent blocks, two stages; grep "SCAN BULK")
+ *           4-byte scans also have two variants through sm_90 bulk copies
+ *           (persistent blocks with two stages, or one tile a block with
+ *           its one bulk load in flight from the start; grep "SCAN BULK")
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
@@ -566,29 +567,37 @@ void emit_scan(CuEmit *c, IrKernel *k) {
 
 
 /* ---- SCAN BULK: 4-byte scans through Hopper bulk copies (sm_90) ----
- * A variant of the scan kernel for one 4-byte component loaded as it is
+ * Variants of the scan kernel for one 4-byte component loaded as it is
  * from one input array (no map work, no mapped outputs) and one 4-byte
  * output, tiles of an odd item count (blocked reads of the staging without
- * bank conflicts) whose two staging buffers fit the 48 KiB of static
- * shared memory.  Selected per kernel at compile time:
- *   GPUC_SCAN_BULK_<kernel> (default GPUC_SCAN_BULK, default 0, or 1 when
- *   the environment had GPUC_SCAN_BULK=1 as gpuc emitted the code), so
- *   nvcc -DGPUC_SCAN_BULK=1 or -DGPUC_SCAN_BULK_incl_f32_k0_scan=1 turns it on;
- * the host launcher reads the same macros (grid and tile counter).
- * The kernel is persistent: min(tiles, a wave) blocks, each taking tiles in
- * order from a counter after the status words (so every predecessor of a
- * tile is held by a running block), with two stages of shared staging:
- * thread 0 issues one cp.async.bulk of the next tile's 16-byte aligned
- * bytes (completing on the stage's mbarrier) as the block starts on the
- * current one, so a tile's loads are in flight during the scan and the
- * look-back of the one before, and take no registers.  Per tile: wait on
- * the stage's mbarrier; each thread reduces its I consecutive items (kept
- * in registers); warp scans, block scan, decoupled look-back as emit_scan;
- * each item's prefix (and post) written back over its input slot; one
- * cp.async.bulk of the tile from shared to global (a bulk group; thread 0
- * waits for it to have read the stage before the stage is loaded again).
- * The partial last tile, unaligned arrays and architectures before sm_90
- * load and store through the threads instead (same kernel). */
+ * bank conflicts) whose staging fits the 48 KiB of static shared memory.
+ * Selected per kernel at compile time by the value of
+ *   GPUC_SCAN_BULK_<kernel> (default GPUC_SCAN_BULK, default 0, or the
+ *   value of GPUC_SCAN_BULK, 1 or 2, in the environment as gpuc emitted the
+ *   code), so nvcc -DGPUC_SCAN_BULK=2 or -DGPUC_SCAN_BULK_incl_f32_k0_scan=1
+ *   picks one; the host launcher reads the same macros (grid, tile counter):
+ *   0  emit_scan's kernel;
+ *   1  persistent: min(tiles, a wave) blocks, each taking tiles in order
+ *      from a counter after the status words (so every predecessor of a
+ *      tile is held by a running block), with two stages of shared staging:
+ *      thread 0 issues one cp.async.bulk of the next tile's bytes
+ *      (completing on the stage's mbarrier) as the block starts on the
+ *      current one, so a tile's loads are in flight during the scan and the
+ *      look-back of the one before.  Tiles whose two stages do not fit 48
+ *      KiB get mode 2 instead;
+ *   2  one tile per block, the block's index (as emit_scan's), one stage:
+ *      thread 0 issues the tile's one cp.async.bulk as the block starts, so
+ *      every resident block's whole tile is in flight at once and takes no
+ *      registers (emit_scan's 39 loads a thread held 61 registers: 8 blocks
+ *      of 128 an SM; here shared memory alone bounds them, 10 of 128 x 39).
+ * Per tile: wait on the stage's mbarrier; each thread reduces its I
+ * consecutive items; warp scans, block scan, decoupled look-back as
+ * emit_scan; each item, read again from the staging, its prefix (and post)
+ * written back over its input slot; one cp.async.bulk of the tile from
+ * shared to global (a bulk group that thread 0 waits to have read the
+ * stage before the stage is loaded again or the block exits).  The partial
+ * last tile, unaligned arrays and architectures before sm_90 load and store
+ * through the threads instead (same kernel). */
 
 /* The input read as it is by the scan's one component, or NULL. */
 static IrValue *scan_bulk_input(const IrStmt *s) {
@@ -600,6 +609,9 @@ static IrValue *scan_bulk_input(const IrStmt *s) {
 /* The staging of one tile, bytes (one stage). */
 static int scan_bulk_tile_bytes(const IrKernel *k) { return 4 * k->block * k->items; }
 
+/* Whether two stages of the tile fit 48 KiB (mode 1 is emitted). */
+static bool scan_bulk_two_stages(const IrKernel *k) { return 2 * scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024; }
+
 bool scan_bulk_eligible(const IrKernel *k) {
     const IrStmt *s = k->stmt;
     if (k->kind != IR_K_SCAN || s->kind != IR_S_SCREMA || s->sharded || s->rank != 1) { return false; }
@@ -608,25 +620,27 @@ bool scan_bulk_eligible(const IrKernel *k) {
     IrValue *in = scan_bulk_input(s);
     if (ir_scalar_size(t) != 4 || !in || in->elem != t || in->rank != 1 || ir_scalar_size(s->outs[0]->elem) != 4) { return false; }
     if (s->post && s->post->nres != 1) { return false; }
-    /* odd items: blocked reads without conflicts; two stages in 48 KiB of static shared memory */
-    return k->items % 2 == 1 && 2 * scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024;
+    /* odd items: blocked reads without conflicts; one stage in 48 KiB of static shared memory */
+    return k->items % 2 == 1 && scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024;
 }
 
 /* The macros that select the variant of kernel k, once per file each. */
 static void scan_bulk_macros(CuEmit *c, const IrKernel *k) {
     const char *env = getenv("GPUC_SCAN_BULK");
+    int mode = env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0) ? env[0] - '0' : 0;
     be_printf(c->b, "#ifndef GPUC_SCAN_BULK\n"
-                    "#define GPUC_SCAN_BULK %d  /* 1: eligible 4-byte scans through Hopper bulk copies (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
+                    "#define GPUC_SCAN_BULK %d  /* eligible 4-byte scans through Hopper bulk copies: 1 persistent, 2 one tile a block (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
                     "#endif\n"
                     "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s GPUC_SCAN_BULK\n#endif\n",
-              env && strcmp(env, "1") == 0, k->name, k->name);
+              mode, k->name, k->name);
 }
 
 void scan_bulk_host(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     scan_bulk_macros(c, k);
     be_line(b, "unsigned g_grid = (unsigned)g_ntiles;");
-    be_printf(b, "#if GPUC_SCAN_BULK_%s\n", k->name);
+    if (!scan_bulk_two_stages(k)) { return; }  /* mode 1 is mode 2: a block a tile */
+    be_printf(b, "#if GPUC_SCAN_BULK_%s == 1\n", k->name);
     be_line(b, "{ /* SCAN BULK: persistent blocks, one wave of them at most */");
     b->indent++;
     be_line(b, "int g_fit = 1;");
@@ -689,34 +703,45 @@ static void scan_bulk_helpers(CuEmit *c) {
                     "#endif\n#endif\n");
 }
 
-/* The bulk variant's kernel (see SCAN BULK above); same parameters as
- * emit_scan's. */
-static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
+/* A bulk variant's kernel (see SCAN BULK above): persistent (mode 1) or one
+ * tile per block (mode 2); same parameters as emit_scan's. */
+static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     IrOperator *op = &s->scans[0];
     int B = k->block, I = k->items, NW = B / 32, T = B * I, TB = scan_bulk_tile_bytes(k);
+    int stages = persistent ? 2 : 1;
     IrScalar t = op->op->ptypes[0], to = s->outs[0]->elem;
     const char *tn = ir_scalar_name(t), *ton = ir_scalar_name(to);
     const char *n = be_vname(s->w[0]), *in = be_vname(scan_bulk_input(s)), *out = be_vname(s->outs[0]);
     KParams p = { 0 };
     stmt_params(c, s, &p);
     kp_add(c, &p, "unsigned long long *g_words", "g_words");
-    /* the blocks that the two stages let on an SM (227 KiB, 1 KiB reserved a block) */
-    int min_blocks = 227 * 1024 / (2 * TB + 1024 + 512);
+    /* the blocks that the stages let on an SM (227 KiB, 1 KiB reserved a
+     * block, and the block's other shared variables), so that ptxas keeps
+     * the registers to as many (the items are not held in registers across
+     * the look-back: phase 5 reads them again) */
+    int min_blocks = 227 * 1024 / (stages * TB + 1024 + 512);
     if (min_blocks > 2048 / B) { min_blocks = 2048 / B; }
+    if (min_blocks > 32) { min_blocks = 32; }
     kernel_comment(c, k);
     signature_min(c, k, &p, min_blocks);
-    be_line(b, "/* SCAN BULK: persistent blocks, tiles of %d threads x %d items, two stages of %d bytes */", B, I, TB);
-    be_line(b, "__shared__ __align__(128) unsigned char g_smem[%d];", 2 * TB);
-    be_line(b, "__shared__ __align__(8) unsigned long long g_bar[2];  /* stage s's bytes have landed */");
-    be_line(b, "__shared__ int64_t g_tile_sh[2];  /* the tile of stage s */");
+    if (persistent) {
+        be_line(b, "/* SCAN BULK 1: persistent blocks, tiles of %d threads x %d items, two stages of %d bytes */", B, I, TB);
+    } else {
+        be_line(b, "/* SCAN BULK 2: one tile of %d threads x %d items a block, one stage of %d bytes */", B, I, TB);
+    }
+    be_line(b, "__shared__ __align__(128) unsigned char g_smem[%d];", stages * TB);
+    be_line(b, "__shared__ __align__(8) unsigned long long g_bar[%d];  /* stage s's bytes have landed */", stages);
+    if (persistent) { be_line(b, "__shared__ int64_t g_tile_sh[2];  /* the tile of stage s */"); }
     be_line(b, "__shared__ %s g_wsum0[32];", ct(t));
     be_line(b, "__shared__ %s g_ex_sh0;", ct(t));
     be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
-    be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, T - 1, T);
-    be_line(b, "/* the next tile to take: a counter after the status words, zeroed with them */");
-    be_line(b, "unsigned long long *const g_next = g_words + g_ntiles;");
+    if (persistent) {
+        be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, T - 1, T);
+        be_line(b, "/* the next tile to take: a counter after the status words, zeroed with them */");
+        be_line(b, "unsigned long long *const g_next = g_words + g_ntiles;");
+    }
     be_line(b, "const %s g_ne0 = %s;", ct(t), be_expr(&c->x, op->ne[0]));
     be_line(b, "const unsigned g_sm = gpuc_smem32(g_smem);");
     be_line(b, "const unsigned g_bar0 = gpuc_smem32(&g_bar[0]);");
@@ -725,59 +750,85 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
     be_printf(b, "#else\n");
     be_line(b, "const bool g_bulk_ok = false;  /* (before sm_90: through the threads) */");
     be_printf(b, "#endif\n");
+    if (!persistent) {
+        be_line(b, "/* the tile is the block's index: NVIDIA GPUs start blocks in index order, so");
+        be_line(b, " * every predecessor is running or done (CUB's decoupled look-back relies on it too) */");
+        be_line(b, "const int64_t g_tile = blockIdx.x;");
+    }
     be_line(b, "if (threadIdx.x == 0) {");
     b->indent++;
-    be_line(b, "const int64_t g_t = (int64_t)atomicAdd(g_next, 1ull);");
-    be_line(b, "g_tile_sh[0] = g_t;");
+    const char *first = persistent ? "g_t" : "g_tile";
+    if (persistent) {
+        be_line(b, "const int64_t g_t = (int64_t)atomicAdd(g_next, 1ull);");
+        be_line(b, "g_tile_sh[0] = g_t;");
+    }
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "if (g_bulk_ok) {");
     be_line(b, "    gpuc_sb_init(g_bar0);");
-    be_line(b, "    gpuc_sb_init(g_bar0 + 8u);");
-    be_line(b, "    if ((g_t + 1) * %d <= %s) {", T, n);
-    be_line(b, "        gpuc_sb_load(g_sm, %s + g_t * %d, %du, g_bar0);", in, T, TB);
+    if (persistent) { be_line(b, "    gpuc_sb_init(g_bar0 + 8u);"); }
+    be_line(b, "    if ((%s + 1) * %d <= %s) {", first, T, n);
+    be_line(b, "        gpuc_sb_load(g_sm, %s + %s * %d, %du, g_bar0);", in, first, T, TB);
     be_line(b, "    }");
     be_line(b, "}");
     be_printf(b, "#endif\n");
     b->indent--;
     be_line(b, "}");
     be_line(b, "__syncthreads();");
-    be_line(b, "unsigned g_stage = 0u, g_par = 0u;  /* this tile's stage; bit s: the phase parity of stage s's barrier */");
-    be_line(b, "for (;;) {");
-    b->indent++;
-    be_line(b, "const int64_t g_tile = g_tile_sh[g_stage];");
-    be_line(b, "if (g_tile >= g_ntiles) {");
-    be_line(b, "    break;");
-    be_line(b, "}");
+    if (persistent) {
+        be_line(b, "unsigned g_stage = 0u, g_par = 0u;  /* this tile's stage; bit s: the phase parity of stage s's barrier */");
+        be_line(b, "for (;;) {");
+        b->indent++;
+        be_line(b, "const int64_t g_tile = g_tile_sh[g_stage];");
+        be_line(b, "if (g_tile >= g_ntiles) {");
+        be_line(b, "    break;");
+        be_line(b, "}");
+    } else {
+        be_line(b, "{");
+        b->indent++;
+    }
     be_line(b, "const int64_t g_base = g_tile * %d;", T);
     be_line(b, "const bool g_bulk = g_bulk_ok && g_base + %d <= %s;  /* the same in every thread */", T, n);
-    be_line(b, "const unsigned g_st = g_sm + g_stage * %du;", TB);
-    be_line(b, "if (threadIdx.x == 0) {");
-    b->indent++;
-    be_line(b, "/* the next tile, into the other stage (last read by the tile before, whose");
-    be_line(b, " * bulk store this thread waits for) while this one is scanned */");
-    be_line(b, "const int64_t g_t = (int64_t)atomicAdd(g_next, 1ull);");
-    be_line(b, "g_tile_sh[g_stage ^ 1u] = g_t;");
-    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
-    be_line(b, "if (g_bulk_ok) {");
-    be_line(b, "    gpuc_sb_store_read();");
-    be_line(b, "    if ((g_t + 1) * %d <= %s) {", T, n);
-    be_line(b, "        gpuc_sb_load(g_sm + (g_stage ^ 1u) * %du, %s + g_t * %d, %du, g_bar0 + 8u * (g_stage ^ 1u));", TB, in, T, TB);
-    be_line(b, "    }");
-    be_line(b, "}");
-    be_printf(b, "#endif\n");
-    b->indent--;
-    be_line(b, "}");
+    if (persistent) {
+        be_line(b, "const unsigned g_st = g_sm + g_stage * %du;", TB);
+        be_line(b, "if (threadIdx.x == 0) {");
+        b->indent++;
+        be_line(b, "/* the next tile, into the other stage (last read by the tile before, whose");
+        be_line(b, " * bulk store this thread waits for) while this one is scanned */");
+        be_line(b, "const int64_t g_t = (int64_t)atomicAdd(g_next, 1ull);");
+        be_line(b, "g_tile_sh[g_stage ^ 1u] = g_t;");
+        be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+        be_line(b, "if (g_bulk_ok) {");
+        be_line(b, "    gpuc_sb_store_read();");
+        be_line(b, "    if ((g_t + 1) * %d <= %s) {", T, n);
+        be_line(b, "        gpuc_sb_load(g_sm + (g_stage ^ 1u) * %du, %s + g_t * %d, %du, g_bar0 + 8u * (g_stage ^ 1u));", TB, in, T, TB);
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_printf(b, "#endif\n");
+        b->indent--;
+        be_line(b, "}");
+    } else {
+        be_line(b, "const unsigned g_st = g_sm;");
+    }
     be_line(b, "/* phase 1: the tile in the stage */");
     be_line(b, "if (g_bulk) {");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
-    be_line(b, "    gpuc_sb_wait(g_bar0 + 8u * g_stage, (g_par >> g_stage) & 1u);");
-    be_printf(b, "#endif\n");
-    be_line(b, "    g_par ^= 1u << g_stage;");
+    if (persistent) {
+        be_line(b, "    gpuc_sb_wait(g_bar0 + 8u * g_stage, (g_par >> g_stage) & 1u);");
+        be_printf(b, "#endif\n");
+        be_line(b, "    g_par ^= 1u << g_stage;");
+    } else {
+        be_line(b, "    gpuc_sb_wait(g_bar0, 0u);");
+        be_printf(b, "#endif\n");
+    }
     be_line(b, "} else {");
     b->indent++;
-    be_line(b, "/* the last tile (or unaligned arrays, or before sm_90), through the threads: after");
-    be_line(b, " * thread 0 has seen the bulk store of the stage's tile before read it */");
-    be_line(b, "__syncthreads();");
+    if (persistent) {
+        be_line(b, "/* the last tile (or unaligned arrays, or before sm_90), through the threads: after");
+        be_line(b, " * thread 0 has seen the bulk store of the stage's tile before read it */");
+        be_line(b, "__syncthreads();");
+    } else {
+        be_line(b, "/* the last tile (or unaligned arrays, or before sm_90), through the threads */");
+    }
     be_line(b, "for (int g_u = 0; g_u < %d; g_u++) {", I);
     be_line(b, "    const int g_slot = g_u * %d + (int)threadIdx.x;", B);
     be_line(b, "    gpuc_sts_%s(g_st + 4u * (unsigned)g_slot, g_base + g_slot < %s ? %s[g_base + g_slot] : g_ne0);", tn, n, in);
@@ -788,11 +839,15 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "/* phase 2: each thread takes %d consecutive items (odd: no bank conflicts) and reduces them */", I);
     be_line(b, "const unsigned g_mine = g_st + 4u * (threadIdx.x * %du);", I);
     char *agg = "g_t0_0", *wv = "g_w0_0", *el = "g_el0_0";
-    for (int u = 0; u < I; u++) { be_line(b, "const %s g_x0_%d = gpuc_lds_%s(g_mine + %du);", ct(t), u, tn, 4 * u); }
     be_line(b, "%s %s = g_ne0;", ct(t), agg);
     for (int u = 0; u < I; u++) {
         char *x = be_strf(&c->x, "g_x0_%d", u);
+        be_line(b, "{");
+        be_line(b, "    const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), x, tn, 4 * u);
+        b->indent++;
         apply_op(c, op, &agg, (const char *const *)&agg, (const char *const *)&x, false);
+        b->indent--;
+        be_line(b, "}");
     }
     be_line(b, "/* phase 3: scan of the thread totals: warp shuffles, then across warps */");
     be_line(b, "%s %s = %s;", ct(t), wv, agg);
@@ -878,7 +933,7 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
     b->indent--;
     be_line(b, "}");
     be_line(b, "__syncthreads();");
-    be_line(b, "/* phase 5: each item's prefix (and the post) over its input slot */");
+    be_line(b, "/* phase 5: each item read again, its prefix (and the post) over its slot */");
     char *wp = "g_wp0_0", *tex = "g_tx0_0", *exs = "g_exs0_0", *pre = "g_pre0_0";
     be_line(b, "const %s %s = g_warp > 0 ? g_wsum0[g_warp - 1] : g_ne0;", ct(t), wp);
     apply_op(c, op, &tex, (const char *const *)&wp, (const char *const *)&el, true);
@@ -889,6 +944,7 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
         b->indent++;
         be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
         char *x = be_strf(&c->x, "g_x0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
+        be_line(b, "const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), x, tn, 4 * u);
         if (op->exclusive) {
             be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, pre, e);
             apply_op(c, op, &pre, (const char *const *)&pre, (const char *const *)&x, false);
@@ -928,12 +984,16 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "        }");
     be_line(b, "    }");
     be_line(b, "}");
-    be_line(b, "g_stage ^= 1u;");
+    if (persistent) { be_line(b, "g_stage ^= 1u;"); }
     b->indent--;
     be_line(b, "}");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "if (threadIdx.x == 0 && g_bulk_ok) {");
-    be_line(b, "    gpuc_sb_store_done();  /* the block's shared memory outlives its bulk stores */");
+    if (persistent) {
+        be_line(b, "    gpuc_sb_store_done();  /* the block's shared memory outlives its bulk stores */");
+    } else {
+        be_line(b, "    gpuc_sb_store_read();  /* the block's shared memory outlives the bulk store's reads */");
+    }
     be_line(b, "}");
     be_printf(b, "#endif\n");
     b->indent = 0;
@@ -941,12 +1001,19 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
-/* An eligible scan kernel: the bulk variant, or (#else) emit_scan's. */
+/* An eligible scan kernel: the bulk variants (mode 1 where two stages fit),
+ * or (#else) emit_scan's. */
 static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
     scan_bulk_macros(c, k);
     scan_bulk_helpers(c);
-    be_printf(c->b, "#if GPUC_SCAN_BULK_%s\n", k->name);
-    scan_bulk_kernel(c, k);
+    if (scan_bulk_two_stages(k)) {
+        be_printf(c->b, "#if GPUC_SCAN_BULK_%s == 1\n", k->name);
+        scan_bulk_kernel(c, k, true);
+        be_printf(c->b, "#elif GPUC_SCAN_BULK_%s\n", k->name);
+    } else {
+        be_printf(c->b, "#if GPUC_SCAN_BULK_%s\n", k->name);
+    }
+    scan_bulk_kernel(c, k, false);
     be_printf(c->b, "#else\n");
     scan_bulk_emitting_default = true;
     emit_scan(c, k);
