@@ -105,13 +105,24 @@ void emit_filter(CuEmit *c, IrKernel *k);
 
 /* rows.c */
 RowStash row_stash(const IrKernel *k);
-/* A row kernel with a stash has three twins (rows.c: emit_segred_row):
+/* A row kernel with a stash has four twins (rows.c: emit_segred_row):
  * NAME_regs, register-only, for rows of at most block x items vectors, with
  * more blocks per SM (grep "ROW REGS"), and NAME_cl, NAME_clregs: the stash
  * and the register-only kernel over parts of a row, a cluster of
  * ROW_CLUSTER blocks per row, for rows longer than a block's registers
- * (grep "ROW CLUSTER"; sm_90 on).  The launcher picks one. */
+ * (grep "ROW CLUSTER"; sm_90 on), and NAME_big below.  The launcher
+ * picks one. */
 #define ROW_CLUSTER 8  /* blocks per row: the portable cluster size */
+/* NAME_big (grep "ROW BIG"): the register-only kernel at row_big_block
+ * threads (4-byte elements 1024, 8-byte 512), a block per row, for aligned
+ * rows of more than block x items vectors up to row_big_block x items (f32
+ * 32768, f64 8192), taken with -DGPUC_ROW_BIG_BLOCK=1.  row_big_reads: the
+ * arrays (at most ROW_BIG_READS) its post reads as vectors at the
+ * element's column, which the launcher checks are 16-byte aligned too. */
+#define ROW_BIG_READS 8
+int row_big_block(const IrKernel *k);
+int row_big_reads(const IrKernel *k, const IrValue **vals);
+const char *row_big_name(CuEmit *c, const IrKernel *k);
 const char *row_variant_name(CuEmit *c, const IrKernel *k, bool regs, bool cluster);
 int row_static_shared(const IrKernel *k);
 void emit_segred_row(CuEmit *c, IrKernel *k);

@@ -336,10 +336,27 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
              * 0.746 (bench/last_run/issue16-session3/rows.txt) */
             int vb1 = 16 * k->stmt->nins, sv1 = st.sv;
             if ((int64_t)sv1 * k->block * vb1 > ROW_STASH_BLOCK_BYTES) { sv1 = ROW_STASH_BLOCK_BYTES / (k->block * vb1); }
+            /* ROW BIG: rows longer than the block's registers hold, up to
+             * what row_big_block's threads' registers hold, in one block of
+             * up to that many threads, without a stash or a cluster, when every
+             * row starts on a 16-byte boundary (16-byte aligned arrays,
+             * whole vectors a row); -DGPUC_ROW_BIG_BLOCK=1 (a comparison
+             * for bench/try_rows.sh until an H100 run shows where it wins) */
+            be_printf(b, "#ifndef GPUC_ROW_BIG_BLOCK\n#define GPUC_ROW_BIG_BLOCK 0  /* -DGPUC_ROW_BIG_BLOCK=1: rows up to %d x %d elements in one block's registers */\n#endif\n",
+                      row_big_block(k), per);
+            be_printf(b, "%*sconst bool g_big = GPUC_ROW_BIG_BLOCK && %s > (int64_t)%d && %s <= (int64_t)%d && %s %% %d == 0 &&\n", b->indent * 4, "", cols,
+                      k->block * per, cols, row_big_block(k) * per, cols, k->vec);
+            be_printf(b, "%*s    ((", b->indent * 4, "");
+            const IrValue *reads[ROW_BIG_READS];
+            int nreads = row_big_reads(k, reads), nred = ir_stmt_red_width(s);
+            for (int i = 0; i < s->nins; i++) { be_printf(b, "%s(uintptr_t)%s", i ? " | " : "", be_vname(s->ins[i])); }
+            for (int r = 0; r < s->post->nres; r++) { be_printf(b, " | (uintptr_t)%s", be_vname(s->outs[nred + r])); }
+            for (int i = 0; i < nreads; i++) { be_printf(b, " | (uintptr_t)%s", be_vname(reads[i])); }
+            be_printf(b, ") & 15) == 0;  /* every row on a 16-byte boundary */\n");
             if (st.reads) {
-                be_line(b, "const bool g_cl = GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;", cols, k->block * per);
+                be_line(b, "const bool g_cl = !g_big && GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;", cols, k->block * per);
             } else {
-                be_line(b, "const bool g_cl = GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;  /* longer than one block holds */",
+                be_line(b, "const bool g_cl = !g_big && GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;  /* longer than one block holds */",
                         cols, k->block * (per + sv1 * k->vec));
             }
             be_line(b, "const int64_t g_len = g_cl ? (%s + GPUC_ROW_CLUSTER_BLOCKS * %d - 1) / (GPUC_ROW_CLUSTER_BLOCKS * %d) * %d : %s;  /* a block's part of the row */",
@@ -350,7 +367,10 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "if (%s > (int64_t)%d%s) {", cols, 32 * per, st.on ? " || g_cl" : "");
         if (st.on) {
             int vb = 16 * k->stmt->nins;  /* bytes of a stash vector per lane, every input */
-            be_line(b, "    if (g_regs) {");
+            be_line(b, "    if (g_big) {");
+            be_line(b, "        for (g_tpb = %du; (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block, per, cols);
+            be_line(b, "        }");
+            be_line(b, "    } else if (g_regs) {");
             be_line(b, "        for (g_tpb = %du; (int64_t)g_tpb * %d < %s; g_tpb *= 2) {", k->block < 128 ? k->block : 128, per, cols);
             be_line(b, "        }");
             be_line(b, "    } else {");
@@ -398,11 +418,17 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             /* the register-only kernels take the same arguments less g_sv (the last) */
             KParams pr = p;
             pr.n--;
+            IrKernel big = *k;
+            big.name = row_big_name(c, k);
+            be_line(b, "if (g_big) {");
+            b->indent++;
+            launch_block(c, &big, &pr, "g_grid", "1", "g_tpb", "0");
+            b->indent--;
             for (int cl = 0; cl < 2; cl++) {
                 IrKernel regs = *k, stash = *k;
                 regs.name = row_variant_name(c, k, true, cl);
                 stash.name = cl ? row_variant_name(c, k, false, true) : k->name;
-                be_line(b, "%sif (%sg_cl && g_regs) {", cl ? "} else " : "", cl ? "" : "!");
+                be_line(b, "} else if (%sg_cl && g_regs) {", cl ? "" : "!");
                 b->indent++;
                 if (cl) { row_cluster_optin(c, &regs); }
                 launch_block(c, &regs, &pr, "g_grid", "1", "g_tpb", "0");

@@ -15,6 +15,15 @@ static bool row_regs_variant;
  * element's column in the row ("g_col", or "(g_cb + g_col)" in a part). */
 static bool row_cluster_variant;
 static const char *row_col = "g_col";
+/* Set while emit_segred_row writes the big-block variant (ROW BIG,
+ * NAME_big): the register-only kernel at row_big_block threads a block and
+ * __launch_bounds__(threads, 1), one block per row, for rows the launcher
+ * has checked start on 16-byte boundaries and are whole vectors (no scalar
+ * head or tail: those loops, with the row live in registers, spilled
+ * 116-600 bytes at 64 registers, ptxas sm_90), and the post's reads at the
+ * element's column (LayerNorm's weight and bias) taken as vectors, once
+ * per element per row. */
+static bool row_big_variant;
 /* The shared-array number of the row kernel being written (g_bar<id>). */
 static int row_kernel_id;
 
@@ -106,6 +115,44 @@ static void row_scalar_loop(CuEmit *c, IrStmt *s, const char *from, const char *
     be_line(b, "}");
 }
 
+/* Is e a read of a 1-D array at the element's column whose length is the
+ * row's (LayerNorm's weight and bias), of the inputs' element size: in
+ * the big-block variant a 16-byte vector of it is read per vector of the
+ * row, in bounds wherever the row's vector is. */
+static bool row_col_read(const IrStmt *s, const IrExpr *e) {
+    return e->kind == IR_E_READ && e->val->rank == 1 && !e->a[1] && e->a[0]->kind == IR_E_IDX && e->a[0]->index == 1 &&
+           e->val->dims[0] == s->w[1] && e->val->elem != IR_BOOL && ir_scalar_size(e->val->elem) == ir_scalar_size(s->ins[0]->elem);
+}
+
+static void col_reads_in(const IrStmt *s, const IrExpr *e, const IrValue **vals, int *n) {
+    if (!e) { return; }
+    if (row_col_read(s, e)) {
+        for (int i = 0; i < *n; i++) { if (vals[i] == e->val) { return; } }
+        if (*n < ROW_BIG_READS) { vals[(*n)++] = e->val; }
+        return;
+    }
+    for (int i = 0; i < 3; i++) { col_reads_in(s, e->a[i], vals, n); }
+}
+
+int row_big_reads(const IrKernel *k, const IrValue **vals) {
+    int n = 0;
+    for (int r = 0; k->stmt->post && r < k->stmt->post->nres; r++) { col_reads_in(k->stmt, k->stmt->post->res[r], vals, &n); }
+    return n;
+}
+
+/* Bind each column read of e (row_col_read, of arrays `vals`) to lane l of
+ * its vector g_rd<array>, loaded by row_vector. */
+static void bind_col_reads(CuEmit *c, const IrStmt *s, const IrExpr *e, const IrValue **vals, int n, int l) {
+    if (!e) { return; }
+    if (row_col_read(s, e)) {
+        for (int i = 0; i < n; i++) {
+            if (vals[i] == e->val) { be_expr_bind(&c->x, e, be_strf(&c->x, "g_rd%d.v[%d]", i, l)); }
+        }
+        return;
+    }
+    for (int i = 0; i < 3; i++) { bind_col_reads(c, s, e->a[i], vals, n, l); }
+}
+
 /* What row_vector does with an element of the row. */
 typedef enum {
     ROW_FOLD,   /* phase 1: fold into the accumulators */
@@ -126,13 +173,21 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
     bool post = use == ROW_POST;
     be_line(b, "if (g_v < %s) {", lim);
     b->indent++;
+    const IrValue *reads[ROW_BIG_READS];
+    int nreads = post && row_big_variant ? row_big_reads(k, reads) : 0;
     if (post) {
         for (int r = 0; r < s->post->nres; r++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[nred + r]->elem), r); }
+        for (int i = 0; i < nreads; i++) {
+            const char *tn = ir_scalar_name(reads[i]->elem);
+            be_line(b, "const gpuc_v16_%s g_rd%d = ((const gpuc_v16_%s *)%s)[g_v];  /* the post reads it at the element's column */", tn, i, tn, be_vname(reads[i]));
+        }
     }
     for (int l = 0; l < V; l++) {
         be_line(b, "{ /* lane %d */", l);
         b->indent++;
         be_line(b, "const int64_t g_col = g_head + g_v * %d + %d;  (void)g_col;", V, l);
+        int memo = c->x.nmemo;
+        for (int r = 0; nreads > 0 && r < s->post->nres; r++) { bind_col_reads(c, s, s->post->res[r], reads, nreads, l); }
         c->x.idx[0] = "g_row";
         c->x.idx[1] = row_col;
         const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
@@ -156,6 +211,7 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
             free(res);
         }
         free(pn);
+        c->x.nmemo = memo;
         b->indent--;
         be_line(b, "}");
     }
@@ -654,7 +710,8 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     kernel_comment(c, k);
     /* with a stash, at most 128 registers a thread (the blocks' count the
      * launcher's stash sizes assume: grep "ROW STASH") */
-    int min_blocks = row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0;
+    int min_blocks = row_big_variant ? 1 : row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0;
+    bool big = row_big_variant;
     if (cl) {
         /* __cluster_dims__ only where the device code has clusters (the host pass and sm_90 on) */
         be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(GPUC_ROW_CLUSTER_BLOCKS, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n");
@@ -675,7 +732,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     row_kernel_id = id;
     be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
     be_line(b, "const int g_wl = g_tpr < 32 ? g_tpr : 32;  /* the row's lanes in a warp */");
-    if (!cl) { be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);"); }
+    if (!cl && !big) { be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);"); }
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "__shared__ %s g_sh%d_%d_%d[32];", ct(s->reds[r].op->ptypes[j]), id, r, j); }
     }
@@ -697,7 +754,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         be_line(b, "__syncthreads();");
         be_printf(b, "#endif\n");
     }
-    if (k->vectorize) {
+    if (k->vectorize && !big) {
         /* every row of every array starts at the same offset from a 16-byte boundary */
         be_printf(b, "    const bool g_vec = ((");
         int any = 0;
@@ -725,6 +782,12 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_m = g_row < %s ? (%s - g_cb < g_part ? %s - g_cb : g_part) : 0;  /* the part's length */", rows, cols, cols);
         be_line(b, "const int64_t g_rb = g_row * %s + g_cb;  /* the part's first element */", cols);
         row_col = "(g_cb + g_col)";
+    } else if (big) {
+        be_line(b, "/* a block per row (g_tpr is blockDim.x), every row on a 16-byte boundary and whole vectors (the launcher checked) */");
+        be_line(b, "for (int64_t g_row = (int64_t)blockIdx.x; g_row < %s; g_row += (int64_t)gridDim.x) {", rows);
+        b->indent++;
+        be_line(b, "const int64_t g_m = %s;  /* the row's length */", cols);
+        be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
     } else {
         be_line(b, "for (int64_t g_row0 = (int64_t)blockIdx.x * g_rpb + (int64_t)((threadIdx.x & ~31u) / (unsigned)g_tpr); g_row0 < %s; g_row0 += (int64_t)gridDim.x * g_rpb) {", rows);
         b->indent++;
@@ -736,12 +799,17 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     if (k->vectorize) {
         int esz = ir_scalar_size(s->ins[0]->elem);
+        if (big) {
+            be_line(b, "const int64_t g_head = 0;");
+            be_line(b, "const int64_t g_nv = %s / %d;", cols, k->vec);
+        } else {
         be_line(b, "/* elements before the row's first 16-byte boundary, vectors, and the tail */");
         be_line(b, "int64_t g_head = g_vec ? (int64_t)(((16u - ((unsigned)(uintptr_t)(%s + g_rb) & 15u)) & 15u) / %du) : %s;", be_vname(s->ins[0]), esz, cols);
         be_line(b, "if (g_head > %s) {", cols);
         be_line(b, "    g_head = %s;", cols);
         be_line(b, "}");
         be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
+        }
         be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' and the stash's part */");
         for (int i = 0; i < s->nins; i++) {
             const char *tn = ir_scalar_name(s->ins[i]->elem);
@@ -761,9 +829,9 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
             be_line(b, "%s g_mx = %s;  /* the row's maximum: the stash's first */", ct(t), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())");
         }
         be_line(b, "/* phase 1: reduce the row */");
-        row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc);
+        if (!big) { row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc); }
         row_vectors(c, k, false, sm, racc);
-        row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc);
+        if (!big) { row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc); }
     } else if (k->ordered) {
         be_line(b, "/* phase 1: reduce the row, a contiguous run per thread (operator not commutative) */");
         be_line(b, "const int64_t g_run = (%s + g_tpr - 1) / g_tpr;", cols);
@@ -790,9 +858,9 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         row_post_hoist(c, s, racc);
         be_line(b, "/* phase 2: the post at every element of the row */");
         if (k->vectorize) {
-            row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc);
+            if (!big) { row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc); }
             row_vectors(c, k, true, false, racc);
-            row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
+            if (!big) { row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc); }
         } else {
             row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
         }
@@ -820,16 +888,27 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
 void emit_segred_row(CuEmit *c, IrKernel *k) {
     bool variants = row_stash(k).on;
     emit_row_kernel(c, k);
-    for (int v = 1; variants && v < 4; v++) {
+    for (int v = 1; variants && v < 5; v++) {
         IrKernel twin = *k;
-        row_regs_variant = v & 1;
+        row_big_variant = v == 4;
+        row_regs_variant = v & 1 || row_big_variant;
         row_cluster_variant = v & 2;
-        twin.name = row_variant_name(c, k, row_regs_variant, row_cluster_variant);
+        twin.name = row_big_variant ? row_big_name(c, k) : row_variant_name(c, k, row_regs_variant, row_cluster_variant);
+        if (row_big_variant) { twin.block = row_big_block(k); }
         be_expr_reset(&c->x);  /* a new function: no temporaries of the last one */
         emit_row_kernel(c, &twin);
     }
-    row_regs_variant = row_cluster_variant = false;
+    row_regs_variant = row_cluster_variant = row_big_variant = false;
 }
+
+/* The big-block variant's threads (ROW BIG): ptxas, sm_90: at 1024 (64
+ * registers a thread: 32 of the row's values) f32 softmax and LayerNorm
+ * take 64 and 60 registers, no spills; f64 softmax spilled 92 bytes, so
+ * 8-byte rows take 512 (128 registers). */
+int row_big_block(const IrKernel *k) { return ir_scalar_size(k->stmt->ins[0]->elem) == 8 ? 512 : 1024; }
+
+/* The big-block variant's name (ROW BIG): NAME_big. */
+const char *row_big_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_big", k->name); }
 
 /* A variant's name (emit_segred_row): NAME_regs, NAME_cl, NAME_clregs. */
 const char *row_variant_name(CuEmit *c, const IrKernel *k, bool regs, bool cluster) {
