@@ -12,10 +12,12 @@
 # sweep of the long-row variants (row softmax and LayerNorm at rows of
 # 32768 and 262144, each built with -D options of the generated code):
 # the default (clusters of 8, the stash filled by a bulk copy), no clusters
-# (rows of 32768), clusters of 4 and 16 blocks, phase 2 reading 2 or 4
-# stash vectors per lane at a time (-DGPUC_ROW_POST_VECTORS=N), and
-# clusters of 16 with 2 vectors. Exit 1 if a result is wrong or a driver
-# failed.
+# (rows of 32768), the big block (rows of 32768 in the registers of one
+# 1024-thread block, -DGPUC_ROW_BIG_BLOCK=1), clusters of 4 blocks, of 16
+# (rows of 262144 only: at 32768 it lost clearly, 0.465 / 0.492 of the copy
+# rate in bench/last_run/issue16-session3/rows.txt), and phase 2 reading 2
+# or 4 stash vectors per lane at a time (-DGPUC_ROW_POST_VECTORS=N). Exit 1
+# if a result is wrong or a driver failed.
 #
 # On the build machine first: scripts/build.sh build && bench/gen.sh
 #   bench/try_rows.sh [--no-compile]      (results in $OUT or /tmp/try_rows)
@@ -40,12 +42,12 @@ for p in rows rows_nn; do
   nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_ROW_CLUSTER=0 -include "bench/gen/$p.cu" -o "bench/bin/try_${p}_nocl" "bench/gpuc/bench_$p.cu" \
     >"$RES/build_${p}_nocl.log" 2>&1 || { echo "build failed: bench_$p (no cluster)" >&2; cat "$RES/build_${p}_nocl.log" >&2; rc=1; } &
 done
-# the sweep's variants (name, -D options); rows and rows_nn each
-VARIANTS=("c4:-DGPUC_ROW_CLUSTER_BLOCKS=4" "c16:-DGPUC_ROW_CLUSTER_BLOCKS=16" "pv2:-DGPUC_ROW_POST_VECTORS=2"
-          "pv4:-DGPUC_ROW_POST_VECTORS=4" "c16pv2:-DGPUC_ROW_CLUSTER_BLOCKS=16 -DGPUC_ROW_POST_VECTORS=2")
+# the sweep's variants (name:row lengths:-D options); rows and rows_nn each
+VARIANTS=("big:32768:-DGPUC_ROW_BIG_BLOCK=1" "c4:32768,262144:-DGPUC_ROW_CLUSTER_BLOCKS=4" "c16:262144:-DGPUC_ROW_CLUSTER_BLOCKS=16"
+          "pv2:32768,262144:-DGPUC_ROW_POST_VECTORS=2" "pv4:32768,262144:-DGPUC_ROW_POST_VECTORS=4")
 for v in "${VARIANTS[@]}"; do
   for p in rows rows_nn; do
-    nvcc $FLAGS -DGPUC_CUDA_HOST ${v#*:} -include "bench/gen/$p.cu" -o "bench/bin/try_${p}_${v%%:*}" "bench/gpuc/bench_$p.cu" \
+    nvcc $FLAGS -DGPUC_CUDA_HOST ${v#*:*:} -include "bench/gen/$p.cu" -o "bench/bin/try_${p}_${v%%:*}" "bench/gpuc/bench_$p.cu" \
       >"$RES/build_${p}_${v%%:*}.log" 2>&1 || { echo "build failed: bench_$p (${v%%:*})" >&2; cat "$RES/build_${p}_${v%%:*}.log" >&2; rc=1; } &
   done
 done
@@ -76,6 +78,8 @@ for m in 32768 262144; do
     BENCH_ROW_LENGTH=$m run rows_nn_nocl layer_norm nocl.jsonl
   fi
   for v in "${VARIANTS[@]}"; do
+    lengths=${v#*:}
+    case ",${lengths%%:*}," in *",$m,"*) ;; *) continue ;; esac
     sweep "rows_${v%%:*}" row_softmax "${v%%:*}" $m
     sweep "rows_nn_${v%%:*}" layer_norm "${v%%:*}" $m
   done
@@ -126,14 +130,15 @@ for case, m in keys:
     print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(nc[0].get('us') if nc else None, 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
           f"{f(ratio('torch'))} | {f(ratio('torch_compile'))} | {f(vs)} {'(ahead)' if vs and vs < 1 else '(BEHIND)' if vs else ''} | {tgt} | {checks} |")
 # the sweep of the long-row variants: us (ratio to the copy rate)
-vnames = ["default", "nocl", "c4", "c16", "pv2", "pv4", "c16pv2"]
+vnames = ["default", "nocl", "big", "c4", "c16", "pv2", "pv4"]
 sw = {"default": [r for r in recs if r.get("src") == "gpuc"], "nocl": nocl}
 for v in vnames[2:]:
     p = os.path.join(d, f"sweep_{v}.jsonl")
     sw[v] = [json.loads(l) for l in open(p) if l.startswith("{")] if os.path.exists(p) else []
 print()
 print("sweep, long rows: us (ratio to copy); default = clusters of 8 + bulk-copied stash, nocl = -DGPUC_ROW_CLUSTER=0,")
-print("cN = -DGPUC_ROW_CLUSTER_BLOCKS=N, pvN = -DGPUC_ROW_POST_VECTORS=N (phase 2's stash vectors per lane at a time)")
+print("big = -DGPUC_ROW_BIG_BLOCK=1 (the row in the registers of one 1024-thread block), cN = -DGPUC_ROW_CLUSTER_BLOCKS=N,")
+print("pvN = -DGPUC_ROW_POST_VECTORS=N (phase 2's stash vectors per lane at a time)")
 print("| case | m | " + " | ".join(vnames) + " | best | check |")
 print("|---|---|" + "---|" * len(vnames) + "---|---|")
 for case in ("row_softmax", "layer_norm"):
