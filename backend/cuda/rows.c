@@ -1,7 +1,10 @@
 /* rows.c: row reductions (segred, axis 1): a part of a warp, a warp or a
  * block per row picked at run time from the row length, 16-byte vectors
  * from each row's first aligned element; a post (row softmax) keeps the row
- * in registers and a stash in dynamic shared memory and writes it once.
+ * in registers and a stash in dynamic shared memory and writes it once,
+ * with twins for rows its registers hold (NAME_regs), for parts of longer
+ * rows in clusters (NAME_cl, NAME_clregs) and for rows one 1024-thread
+ * block holds in registers (NAME_big).
  * The rows' all-reduce combines (every lane gets the total) live here. */
 #include "cuda_emit.h"
 
@@ -800,15 +803,15 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (k->vectorize) {
         int esz = ir_scalar_size(s->ins[0]->elem);
         if (big) {
-            be_line(b, "const int64_t g_head = 0;");
+            be_line(b, "const int64_t g_head = 0;  /* no head, no tail: the launcher checked */");
             be_line(b, "const int64_t g_nv = %s / %d;", cols, k->vec);
         } else {
-        be_line(b, "/* elements before the row's first 16-byte boundary, vectors, and the tail */");
-        be_line(b, "int64_t g_head = g_vec ? (int64_t)(((16u - ((unsigned)(uintptr_t)(%s + g_rb) & 15u)) & 15u) / %du) : %s;", be_vname(s->ins[0]), esz, cols);
-        be_line(b, "if (g_head > %s) {", cols);
-        be_line(b, "    g_head = %s;", cols);
-        be_line(b, "}");
-        be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
+            be_line(b, "/* elements before the row's first 16-byte boundary, vectors, and the tail */");
+            be_line(b, "int64_t g_head = g_vec ? (int64_t)(((16u - ((unsigned)(uintptr_t)(%s + g_rb) & 15u)) & 15u) / %du) : %s;", be_vname(s->ins[0]), esz, cols);
+            be_line(b, "if (g_head > %s) {", cols);
+            be_line(b, "    g_head = %s;", cols);
+            be_line(b, "}");
+            be_line(b, "const int64_t g_nv = (%s - g_head) / %d;", cols, k->vec);
         }
         be_line(b, "/* the row's vectors: 64-bit pointers once per row, 32-bit indices into the registers' and the stash's part */");
         for (int i = 0; i < s->nins; i++) {
