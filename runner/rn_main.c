@@ -994,13 +994,6 @@ static int setup_procs(Runner *rn, const GpucProgram *prog, const Options *o, Pr
   return 0;
 }
 
-static double now_us(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 /* --ranks N with --backend=cuda or auto: N GPUs over NCCL when the entry
  * has a sharded CUDA form and a GPU is usable; auto falls back to threads
  * on the C backend with a note, as an unsharded run does. */
@@ -1144,10 +1137,10 @@ static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const Gpu
   if (rn->procs) {
     rc = rn_run_procs(rn->procs, entry->shard, sig->nargs, args, sig->nres, res, us, err, sizeof err);
   } else if (rn->backend == BACKEND_C) {
-    double t0 = now_us();
+    double t0 = rn_now_us();
     rc = rn->ranks ? rn_run_ranks(entry->shard, rn->ranks, sig->nargs, args, sig->nres, res, err, sizeof err)
                    : entry->run_c(args, res, err, sizeof err);
-    *us = now_us() - t0;
+    *us = rn_now_us() - t0;
   } else if (rn->ranks) {
     rc = rn_run_ranks_cuda(rn->dev->ranks, entry->shard, sig->nargs, args, sig->nres, res, us, err, sizeof err);
     rn->dev->failed = rn->dev->failed || rc != 0;

@@ -137,31 +137,6 @@ GpucComm *rn_procs_connect(int rank, int size, char *err, size_t errlen)
   return comm;
 }
 
-static double now_us(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int64_t row_len(const GpucValue *v)
-{
-  return v->rank == 2 ? v->shape[1] : 1;
-}
-
-/* Give `to` storage of rows x cols (keeping a buffer of that shape). */
-static int shaped(GpucValue *to, int64_t rows, int64_t cols)
-{
-  if (to->data && to->shape[0] == rows && (to->rank < 2 || to->shape[1] == cols)) {
-    return 0;
-  }
-  to->shape[0] = rows;
-  if (to->rank == 2) {
-    to->shape[1] = cols;
-  }
-  return gpuc_value_alloc(to);
-}
-
 /* The results: rank 0 gets the unsharded values (split ones gathered in
  * rank order: an all_gather of the row counts, then the bytes to rank 0);
  * the others, and every rank's unsplit results, keep their own. */
@@ -190,10 +165,10 @@ static int gather_results(const GpucComm *tcp, const GpucShardInfo *info, int nr
         for (int r = 0; r < tcp->size; r++) {
           rows += each[r];
         }
-        if (got != (size_t)(rows * row_len(m)) * gpuc_kind_size(m->kind)) {
+        if (got != (size_t)(rows * rn_row_len(m)) * gpuc_kind_size(m->kind)) {
           snprintf(err, errlen, "the ranks' parts of result %d have other row lengths than rank 0's", i);
           rc = -1;
-        } else if (shaped(&results[i], rows, row_len(m)) != 0) {
+        } else if (rn_value_shaped(&results[i], rows, rn_row_len(m)) != 0) {
           snprintf(err, errlen, "out of memory for the result");
           rc = -1;
         } else if (got) {
@@ -245,9 +220,9 @@ int rn_run_procs(const RnProcRun *p, const GpucShardInfo *info, int nargs, const
     }
     t = (double)ms * 1e3;
   } else if (rc == 0) {
-    double t0 = now_us();
+    double t0 = rn_now_us();
     rc = info->run(p->tcp, args, mine, err, errlen);
-    t = now_us() - t0;
+    t = rn_now_us() - t0;
   }
   const char *why = gpuc_comm_tcp_error(p->tcp);
   if (rc != 0 && why) {

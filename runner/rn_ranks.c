@@ -37,24 +37,6 @@ static int run_rank(const GpucComm *comm, void *p, int r)
   return 0;
 }
 
-static int64_t row_len(const GpucValue *v)
-{
-  return v->rank == 2 ? v->shape[1] : 1;
-}
-
-/* Give `to` storage of `shape` (keeping a buffer of that shape). */
-static int shaped(GpucValue *to, int64_t rows, int64_t cols)
-{
-  if (to->data && to->shape[0] == rows && (to->rank < 2 || to->shape[1] == cols)) {
-    return 0;
-  }
-  to->shape[0] = rows;
-  if (to->rank == 2) {
-    to->shape[1] = cols;
-  }
-  return gpuc_value_alloc(to);
-}
-
 /* Per-rank views of the arguments and empty results. */
 static int job_init(RankJob *j, const GpucShardInfo *info, int ranks, int nargs, const GpucValue *args, int nres,
                     const GpucValue *results, char *err, size_t errlen)
@@ -80,7 +62,7 @@ static int job_init(RankJob *j, const GpucShardInfo *info, int ranks, int nargs,
         int64_t rows = args[a].shape[0];
         int64_t lo = rows * r / ranks, hi = rows * (r + 1) / ranks;
         v->shape[0] = hi - lo;
-        v->data = (char *)args[a].data + (size_t)(lo * row_len(&args[a])) * gpuc_kind_size(v->kind);
+        v->data = (char *)args[a].data + (size_t)(lo * rn_row_len(&args[a])) * gpuc_kind_size(v->kind);
       }
     }
     for (int i = 0; i < nres; i++) {
@@ -127,14 +109,14 @@ static int job_gather(RankJob *j, GpucValue *results, char *err, size_t errlen)
       memcpy(results[i].data, first->data, es);
       continue;
     }
-    int64_t rows = first->shape[0], cols = row_len(first);
+    int64_t rows = first->shape[0], cols = rn_row_len(first);
     if (j->info->results_split[i]) {
       rows = 0;
       for (int r = 0; r < ranks; r++) {
         rows += j->res[(size_t)r * (size_t)nres + (size_t)i].shape[0];
       }
     }
-    if (shaped(&results[i], rows, cols) != 0) {
+    if (rn_value_shaped(&results[i], rows, cols) != 0) {
       snprintf(err, errlen, "out of memory for the result");
       return 1;
     }

@@ -1,10 +1,12 @@
 /* rn_util.c: small pieces every runner file uses: first-error-wins messages,
- * growable buffers, kind names, reading whole inputs with a size limit, and
+ * growable buffers, kind names, reading whole inputs with a size limit, the
+ * clock and row helpers of --ranks, and
  * the value helpers gpuc_program.h exports to generated code. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "runner.h"
 
@@ -172,4 +174,28 @@ char *rn_read_all(const char *path, size_t *len, RnError *e)
   buf[n] = '\0';
   *len = n;
   return buf;
+}
+
+double rn_now_us(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int64_t rn_row_len(const GpucValue *v)
+{
+  return v->rank == 2 ? v->shape[1] : 1;
+}
+
+int rn_value_shaped(GpucValue *to, int64_t rows, int64_t cols)
+{
+  if (to->data && to->shape[0] == rows && (to->rank < 2 || to->shape[1] == cols)) {
+    return 0;
+  }
+  to->shape[0] = rows;
+  if (to->rank == 2) {
+    to->shape[1] = cols;
+  }
+  return gpuc_value_alloc(to);
 }

@@ -32,6 +32,14 @@ void rn_err(RnError *e, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Put "PREFIX: " in front of the message already set. */
 void rn_err_prefix(RnError *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Microseconds of CLOCK_MONOTONIC (the C backend's -t). */
+double rn_now_us(void);
+/* Elements of one row of v: its columns for rank 2, else 1. */
+int64_t rn_row_len(const GpucValue *v);
+/* Give `to` (kind and rank set) storage of rows x cols, keeping a buffer of
+ * that shape already there; 0, or -1 when out of memory. */
+int rn_value_shaped(GpucValue *to, int64_t rows, int64_t cols);
+
 /* Largest input accepted: text on stdin or in a file, and .npy files. */
 #define RN_MAX_INPUT_BYTES ((size_t)1 << 34)
 /* Largest nonzero size of empty(ROWS, COLS) in text: no one means a billion empty rows. */
