@@ -27,6 +27,14 @@ static const char *row_col = "g_col";
  * element's column (LayerNorm's weight and bias) taken as vectors, once
  * per element per row. */
 static bool row_big_variant;
+/* Set while emit_row_kernel writes a kernel that, with -DGPUC_ROW_PERSIST=2
+ * (ROW PERSIST), loads the next row's part while it writes this one: the
+ * cluster variant with a stash (NAME_cl) and the big block, which a persistent grid of the
+ * resident blocks (the launcher, GPUC_ROW_PERSIST >= 1) keeps looping over
+ * rows.  row_src: the pointers row_loads reads global vectors through
+ * ("g_pv", or "g_npv" for the next row). */
+static bool row_prefetch;
+static const char *row_src = "g_pv";
 /* The shared-array number of the row kernel being written (g_bar<id>). */
 static int row_kernel_id;
 
@@ -246,7 +254,7 @@ static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char 
             if (stash) {
                 be_line(c->b, "    %s%d_%d = g_st%d[%s - g_s0];", regs, u, i, i, v);
             } else {
-                be_line(c->b, "    %s%d_%d = g_pv%d[%s];", regs, u, i, i, v);
+                be_line(c->b, "    %s%d_%d = %s%d[%s];", regs, u, i, row_src, i, v);
             }
         }
         be_line(c->b, "}");
@@ -378,6 +386,8 @@ static void row_stash_pass_n(CuEmit *c, IrKernel *k, bool fill, RowUse use, int 
     be_line(b, "}");
 }
 
+static void row_bulk_issue(CuEmit *c, IrKernel *k, int id, bool next);
+
 /* The vectors of the row: with a post, the first `items` per lane stay in
  * registers (g_c<u>_<input>, declared per row) for phase 2, the next ones
  * in the stash (row_stash_pass), and the rest (rows longer than that, read
@@ -392,9 +402,33 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
     RowStash st = row_stash(k);
     int F = post && C > 2 ? 2 : C;
     RowUse use = phase2 ? ROW_POST : ROW_FOLD;
+    if (post && phase2 && row_prefetch) {
+        /* grep "ROW PERSIST": the stash first, then the next row's bulk
+         * copy into it, then the registers, then the next row's vectors
+         * into them: the next row is in flight while this one is written */
+        be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+        if (st.on) {
+            row_stash_post_pass(c, k, racc);
+            row_bulk_issue(c, k, row_kernel_id, true);
+        }
+        be_line(b, "/* the first %d vectors per lane from registers */", C);
+        row_uses(c, k, C, "g_lane", "g_c", use, "g_nv", racc);
+        be_line(b, "/* the next row's first %d vectors per lane into registers */", C);
+        row_src = "g_npv";
+        row_loads(c, k, C, "g_lane", "g_c", "g_nnv", false);
+        row_src = "g_pv";
+        be_line(b, "g_have = true;");
+        be_printf(b, "#else\n");
+    }
     if (post) {
         be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
+        if (!phase2 && row_prefetch) {
+            be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+            be_line(b, "if (!g_have) {  /* else the last row's phase 2 loaded them */");
+            be_printf(b, "#endif\n");
+        }
         if (!phase2) { row_loads(c, k, C, "g_lane", "g_c", "g_nv", false); }
+        if (!phase2 && row_prefetch) { be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n}\n#endif\n"); }
         if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, "g_nv", racc); }
     }
     if (st.on && phase2) {
@@ -416,6 +450,7 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
         row_stash_pass(c, k, true, su, racc);
         be_printf(b, "#endif\n");
     }
+    if (post && phase2 && row_prefetch) { be_printf(b, "#endif\n"); }
     if (row_regs_variant) { return; }  /* the launcher's rows fit the registers */
     be_line(b, "/* %s: %d vectors per lane in flight */", post ? st.on ? "beyond the stash" : "beyond the registers" : "the row's vectors", F);
     const char *from = !post ? "" : st.on ? " + (int64_t)g_s1" : be_strf(&c->x, " + (int64_t)%d * g_tpr", C);
@@ -681,21 +716,80 @@ static void row_cluster_combine(CuEmit *c, IrStmt *s, int id, char ***racc) {
  * g_bar<id> before it reads the stash (row_vectors).  A block holds one row
  * whenever it has a stash (g_se > g_s0 only then), so every thread of the
  * block takes the same branch and the barrier is safe. */
-static void row_bulk_issue(CuEmit *c, IrKernel *k, int id) {
+static void row_bulk_issue(CuEmit *c, IrKernel *k, int id, bool next) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
+    const char *n = next ? "n" : "";
     be_printf(b, "#if GPUC_ROW_BULK_DEVICE\n");
-    be_line(b, "const bool g_bulk = g_se > g_s0;  /* the same in every thread: a block per row */");
-    be_line(b, "if (g_bulk) {");
+    if (next) {
+        /* ROW PERSIST: the next row's part, issued by this row's phase 2 */
+        be_line(b, "const int g_nse = (int)(g_nnv < (int64_t)g_s1 ? g_nnv : (int64_t)g_s1);  /* the stash's end in the next row */");
+        be_line(b, "if (g_nse > g_s0) {  /* the same in every thread */");
+    } else if (row_prefetch) {
+        be_line(b, "const bool g_bulk = g_se > g_s0;  /* the same in every thread: a block per row */");
+        be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+        be_line(b, "if (g_bulk && !g_have) {  /* else the last row's phase 2 issued it */");
+        be_printf(b, "#else\n");
+        be_line(b, "if (g_bulk) {");
+        be_printf(b, "#endif\n");
+    } else {
+        be_line(b, "const bool g_bulk = g_se > g_s0;  /* the same in every thread: a block per row */");
+        be_line(b, "if (g_bulk) {");
+    }
     b->indent++;
-    be_line(b, "__syncthreads();  /* every thread is done with the last row's stash */");
+    be_line(b, "__syncthreads();  /* every thread is done with the %s stash */", next ? "row's" : "last row's");
     be_line(b, "if (threadIdx.x == 0) {");
-    be_line(b, "    const unsigned g_bytes = (unsigned)(g_se - g_s0) * 16u;");
+    be_line(b, "    const unsigned g_bytes = (unsigned)(g_%sse - g_s0) * 16u;", n);
     be_line(b, "    gpuc_mbar_expect(&g_bar%d, g_bytes * %du);", id, s->nins);
-    for (int i = 0; i < s->nins; i++) { be_line(b, "    gpuc_bulk_copy(g_st%d, g_pv%d + g_s0, g_bytes, &g_bar%d);", i, i, id); }
+    for (int i = 0; i < s->nins; i++) { be_line(b, "    gpuc_bulk_copy(g_st%d, g_%spv%d + g_s0, g_bytes, &g_bar%d);", i, n, i, id); }
     be_line(b, "}");
     b->indent--;
     be_line(b, "}");
+    be_printf(b, "#endif\n");
+}
+
+/* ROW PERSIST: -DGPUC_ROW_PERSIST=N of the generated code (default 0, a
+ * comparison): 1 launches the cluster variants and the big block as a
+ * persistent grid (launch.c: the clusters or blocks that are resident at
+ * once, each looping over rows); 2 also loads the next row's part in this
+ * row's phase 2 (the registers' vectors as each register is written out,
+ * the stash's by the bulk copy once the stash is read), so an SM has loads
+ * in flight while it writes, instead of only between a row's start and its
+ * reduction (the 0.75 of the copy rate at rows of 262144). */
+static void row_persist_helpers(CuEmit *c) {
+    be_printf(c->b, "#ifndef GPUC_ROW_PERSIST\n"
+                    "#define GPUC_ROW_PERSIST 0  /* -DGPUC_ROW_PERSIST=1: a persistent grid for long rows; 2: and the next row loaded while this one is written */\n"
+                    "#endif\n");
+}
+
+/* ROW PERSIST: the next row of this block (cluster) and its vectors: g_nnv
+ * of them (0 past the last row) from g_npv<input>, the same geometry as the
+ * loop's head computes for it then. */
+static void row_next_geometry(CuEmit *c, IrKernel *k, const char *rows, const char *cols) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+    be_line(b, "/* the next row this %s takes, whose vectors phase 2 loads */", row_cluster_variant ? "cluster" : "block");
+    if (row_cluster_variant) {
+        be_line(b, "const int64_t g_nrow = g_row + (int64_t)(gridDim.x / (unsigned)GPUC_ROW_CLUSTER_BLOCKS);");
+        be_line(b, "const int64_t g_nm = g_nrow < %s ? g_m : 0;  /* the next part's length: this one's, as every row's */", rows);
+        be_line(b, "const int64_t g_nrb = (g_nrow < %s ? g_nrow : g_row) * %s + g_cb;", rows, cols);
+        be_line(b, "int64_t g_nhead = g_vec ? (int64_t)(((16u - ((unsigned)(uintptr_t)(%s + g_nrb) & 15u)) & 15u) / %du) : g_nm;", be_vname(s->ins[0]),
+                ir_scalar_size(s->ins[0]->elem));
+        be_line(b, "if (g_nhead > g_nm) {");
+        be_line(b, "    g_nhead = g_nm;");
+        be_line(b, "}");
+        be_line(b, "const int64_t g_nnv = (g_nm - g_nhead) / %d;", k->vec);
+    } else {
+        be_line(b, "const int64_t g_nrow = g_row + (int64_t)gridDim.x;");
+        be_line(b, "const int64_t g_nrb = (g_nrow < %s ? g_nrow : g_row) * %s;", rows, cols);
+        be_line(b, "const int64_t g_nhead = 0;");
+        be_line(b, "const int64_t g_nnv = g_nrow < %s ? g_nv : 0;", rows);
+    }
+    for (int i = 0; i < s->nins; i++) {
+        const char *tn = ir_scalar_name(s->ins[i]->elem);
+        be_line(b, "const gpuc_v16_%s *g_npv%d = (const gpuc_v16_%s *)(%s + g_nrb + g_nhead);", tn, i, tn, be_vname(s->ins[i]));
+    }
     be_printf(b, "#endif\n");
 }
 
@@ -715,6 +809,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
      * launcher's stash sizes assume: grep "ROW STASH") */
     int min_blocks = row_big_variant ? 1 : row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0;
     bool big = row_big_variant;
+    /* not NAME_clregs: at its 80 registers (3 blocks an SM) LayerNorm's
+     * next row spilled 52 bytes (ptxas, sm_90) */
+    row_prefetch = ((cl && !row_regs_variant) || big) && k->stmt->post && k->vectorize;
+    if (row_prefetch) { row_persist_helpers(c); }
     if (cl) {
         /* __cluster_dims__ only where the device code has clusters (the host pass and sm_90 on) */
         be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(GPUC_ROW_CLUSTER_BLOCKS, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n");
@@ -765,6 +863,14 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         for (int r = 0; post && r < s->post->nres; r++) { be_printf(b, "%s((uintptr_t)%s ^ (uintptr_t)%s)", any++ ? " | " : "", be_vname(s->outs[nred + r]), be_vname(s->ins[0])); }
         be_printf(b, "%s) & 15) == 0;\n", any ? "" : "(uintptr_t)0");
     }
+    if (row_prefetch) {
+        /* ROW PERSIST: the registers carry the next row's vectors from one
+         * iteration to the next */
+        be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+        declare_regs(c, k, k->items, "g_c");
+        be_line(b, "bool g_have = false;  /* g_c* (and the stash's bulk copy) hold the row already: the last row's phase 2 loaded them */");
+        be_printf(b, "#endif\n");
+    }
     /* the loop runs over the warp's first row, so that every lane of the
      * warp takes part in the shuffles; a lane past the last row sees a row
      * of 0 elements */
@@ -798,6 +904,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_m = g_row < %s ? %s : 0;  /* the row's length */", rows, cols);
         be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
     }
+    const char *cols0 = cols;
     cols = "g_m";  /* the loops below run over the row's length */
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     if (k->vectorize) {
@@ -822,10 +929,12 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
             const char *tn = ir_scalar_name(s->outs[nred + r]->elem);
             be_line(b, "gpuc_v16_%s *g_pw%d = (gpuc_v16_%s *)(%s + g_rb + g_head);", tn, r, tn, be_vname(s->outs[nred + r]));
         }
+        if (post && row_prefetch) { be_printf(b, "#if GPUC_ROW_PERSIST < 2\n"); }
         if (post) { declare_regs(c, k, k->items, "g_c"); }
+        if (post && row_prefetch) { be_printf(b, "#endif\n"); }
         if (st.on) {
             be_line(b, "const int g_se = (int)(g_nv < (int64_t)g_s1 ? g_nv : (int64_t)g_s1);  /* the stash's end in this row */");
-            row_bulk_issue(c, k, id);
+            row_bulk_issue(c, k, id, false);
         }
         if (sm) {
             IrScalar t = s->reds[0].op->ptypes[0];
@@ -859,6 +968,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         int memo = c->x.nmemo;
         be_line(b, "/* the post's row-invariant parts, once per row */");
         row_post_hoist(c, s, racc);
+        if (row_prefetch) { row_next_geometry(c, k, rows, cols0); }
         be_line(b, "/* phase 2: the post at every element of the row */");
         if (k->vectorize) {
             if (!big) { row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc); }
@@ -876,6 +986,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         be_printf(b, "#endif\n");
         row_col = "g_col";
     }
+    row_prefetch = false;
     acc_free(s, racc);
     b->indent = 0;
     be_printf(b, "}\n\n");
