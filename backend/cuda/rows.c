@@ -428,7 +428,11 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
             be_printf(b, "#endif\n");
         }
         if (!phase2) { row_loads(c, k, C, "g_lane", "g_c", "g_nv", false); }
-        if (!phase2 && row_prefetch) { be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n}\n#endif\n"); }
+        if (!phase2 && row_prefetch) {
+            be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+            be_line(b, "}");
+            be_printf(b, "#endif\n");
+        }
         if (!later) { row_uses(c, k, C, "g_lane", "g_c", use, "g_nv", racc); }
     }
     if (st.on && phase2) {
