@@ -15,9 +15,11 @@
 # (rows of 32768), the big block (rows of 32768 in the registers of one
 # 1024-thread block, -DGPUC_ROW_BIG_BLOCK=1), clusters of 4 blocks, of 16
 # (rows of 262144 only: at 32768 it lost clearly, 0.465 / 0.492 of the copy
-# rate in bench/last_run/issue16-session3/rows.txt), and phase 2 reading 2
-# or 4 stash vectors per lane at a time (-DGPUC_ROW_POST_VECTORS=N). Exit 1
-# if a result is wrong or a driver failed.
+# rate in bench/last_run/issue16-session3/rows.txt), and a persistent grid
+# (-DGPUC_ROW_PERSIST=1) that also loads the next row while it writes this
+# one (=2); before the timings, bench/try_rows_edges.cu checks every element
+# at the long-row kernels' edges with GPUC_ROW_PERSIST 0 and 2. Exit 1 if a
+# result is wrong or a driver failed.
 #
 # On the build machine first: scripts/build.sh build && bench/gen.sh
 #   bench/try_rows.sh [--no-compile]      (results in $OUT or /tmp/try_rows)
@@ -44,7 +46,14 @@ for p in rows rows_nn; do
 done
 # the sweep's variants (name:row lengths:-D options); rows and rows_nn each
 VARIANTS=("big:32768:-DGPUC_ROW_BIG_BLOCK=1" "c4:32768,262144:-DGPUC_ROW_CLUSTER_BLOCKS=4" "c16:262144:-DGPUC_ROW_CLUSTER_BLOCKS=16"
-          "pv2:32768,262144:-DGPUC_ROW_POST_VECTORS=2" "pv4:32768,262144:-DGPUC_ROW_POST_VECTORS=4")
+          "ps1:32768,262144:-DGPUC_ROW_PERSIST=1" "ps2:32768,262144:-DGPUC_ROW_PERSIST=2")
+# the edges of the long-row kernels with each GPUC_ROW_PERSIST, every element checked (bench/try_rows_edges.cu)
+for ps in 0 2; do
+  for p in rows rows_nn; do
+    nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_ROW_PERSIST=$ps $([ $p = rows_nn ] && echo -DEDGE_LN) -include "bench/gen/$p.cu" -o "bench/bin/edges_${p}_ps$ps" bench/try_rows_edges.cu \
+      >"$RES/build_edges_${p}_ps$ps.log" 2>&1 || { echo "build failed: edges $p ps$ps" >&2; cat "$RES/build_edges_${p}_ps$ps.log" >&2; rc=1; } &
+  done
+done
 for v in "${VARIANTS[@]}"; do
   for p in rows rows_nn; do
     nvcc $FLAGS -DGPUC_CUDA_HOST ${v#*:*:} -include "bench/gen/$p.cu" -o "bench/bin/try_${p}_${v%%:*}" "bench/gpuc/bench_$p.cu" \
@@ -60,6 +69,12 @@ run() {  # driver case [jsonl]
 # gpuc first, then the peers (torch.compile compiles each function once)
 PYARGS=(--only rows --out "$RES/py.jsonl" --sizes 28)
 [ $COMPILE = 0 ] && PYARGS+=(--no-compile)
+for ps in 0 2; do
+  for p in rows rows_nn; do
+    echo "edges, $p, -DGPUC_ROW_PERSIST=$ps:"
+    timeout 120 "bench/bin/edges_${p}_ps$ps" || { echo "edges $p ps$ps failed: exit $?" >&2; rc=1; }
+  done
+done
 run rows row_softmax
 run rows_nn layer_norm
 run rows_nn xent
@@ -130,7 +145,7 @@ for case, m in keys:
     print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(nc[0].get('us') if nc else None, 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
           f"{f(ratio('torch'))} | {f(ratio('torch_compile'))} | {f(vs)} {'(ahead)' if vs and vs < 1 else '(BEHIND)' if vs else ''} | {tgt} | {checks} |")
 # the sweep of the long-row variants: us (ratio to the copy rate)
-vnames = ["default", "nocl", "big", "c4", "c16", "pv2", "pv4"]
+vnames = ["default", "nocl", "big", "c4", "c16", "ps1", "ps2"]
 sw = {"default": [r for r in recs if r.get("src") == "gpuc"], "nocl": nocl}
 for v in vnames[2:]:
     p = os.path.join(d, f"sweep_{v}.jsonl")
@@ -138,7 +153,7 @@ for v in vnames[2:]:
 print()
 print("sweep, long rows: us (ratio to copy); default = clusters of 8 + bulk-copied stash, nocl = -DGPUC_ROW_CLUSTER=0,")
 print("big = -DGPUC_ROW_BIG_BLOCK=1 (the row in the registers of one 1024-thread block), cN = -DGPUC_ROW_CLUSTER_BLOCKS=N,")
-print("pvN = -DGPUC_ROW_POST_VECTORS=N (phase 2's stash vectors per lane at a time)")
+print("psN = -DGPUC_ROW_PERSIST=N (1: a persistent grid of the resident clusters / big blocks; 2: and the next row loaded while this one is written)")
 print("| case | m | " + " | ".join(vnames) + " | best | check |")
 print("|---|---|" + "---|" * len(vnames) + "---|---|")
 for case in ("row_softmax", "layer_norm"):
