@@ -326,53 +326,23 @@ int rn_npy_read_mem(const unsigned char *buf, size_t len, GpucValue *v, RnError 
   return 0;
 }
 
-int rn_npy_read_file(const char *path, GpucValue *v, RnError *e)
+/* A pipe or device: read it all, then parse from memory. */
+static int read_stream(const char *path, GpucValue *v, RnError *e)
 {
-  memset(v, 0, sizeof *v);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    rn_err(e, "cannot open: %s", strerror(errno));
+  size_t len;
+  char *all = rn_read_all(path, &len, e);
+  if (!all) {
     return -1;
   }
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    /* A pipe or device: read it all, then parse from memory. */
-    fclose(f);
-    size_t len;
-    char *all = rn_read_all(path, &len, e);
-    if (!all) {
-      return -1;
-    }
-    int rc = rn_npy_read_mem((const unsigned char *)all, len, v, e);
-    free(all);
-    return rc;
-  }
-  size_t size = (size_t)st.st_size;
-  size_t prefix_len = size < 12 + NPY_MAX_HEADER ? size : 12 + NPY_MAX_HEADER;
-  unsigned char *prefix = malloc(prefix_len ? prefix_len : 1);
-  NpyHeader h;
-  int rc = -1;
-  if (!prefix) {
-    rn_err(e, "out of memory");
-  } else if (fread(prefix, 1, prefix_len, f) != prefix_len) {
-    rn_err(e, "read error: %s", strerror(errno));
-  } else if (parse_header(prefix, prefix_len, &h, e) == 0 && check_length(&h, size - h.data_offset, v, e) == 0) {
-    v->data = malloc(h.data_bytes ? h.data_bytes : 1);
-    if (!v->data) {
-      rn_err(e, "out of memory (%zu bytes)", h.data_bytes);
-    } else if (fseek(f, (long)h.data_offset, SEEK_SET) != 0 ||
-               fread(v->data, 1, h.data_bytes, f) != h.data_bytes) {
-      rn_err(e, "read error: %s", strerror(errno));
-      free(v->data);
-      v->data = NULL;
-    } else {
-      normalize_bools(v, h.data_bytes);
-      rc = 0;
-    }
-  }
-  free(prefix);
-  fclose(f);
+  int rc = rn_npy_read_mem((const unsigned char *)all, len, v, e);
+  free(all);
   return rc;
+}
+
+int rn_npy_read_file(const char *path, GpucValue *v, RnError *e)
+{
+  int64_t rows;
+  return rn_npy_read_part(path, 0, 1, v, &rows, e);
 }
 
 int rn_npy_write(FILE *out, const GpucValue *v, RnError *e)
@@ -438,7 +408,7 @@ int rn_npy_read_part(const char *path, int part, int parts, GpucValue *v, int64_
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
     /* A pipe or device: read it all, then keep this part. */
     fclose(f);
-    if (rn_npy_read_file(path, v, e)) {
+    if (read_stream(path, v, e)) {
       return -1;
     }
     if (v->rank >= 1) {

@@ -481,33 +481,36 @@ static void ms_chunk(CuEmit *c, const char *fixed, const char *var, const char *
     be_line(b, "}");
 }
 
+/* One unrolled loop of ms_load: `count` float4 a thread, chunk g_q at
+ * g_f = t + 128 g_q; `coords` declares the chunk's row/k indices, ms_chunk
+ * reads it (fixed, var, lim, src as there) and `keep` stores g_v. */
+static void ms_load_loop(CuEmit *c, int count, const char *coords, const char *fixed, const char *var,
+                         const char *lim, const char *src, const char *keep) {
+    BeBuf *b = c->b;
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < %d; g_q++) {", count);
+    b->indent++;
+    be_line(b, "const int g_f = g_t + 128 * g_q;");
+    be_line(b, "%s", coords);
+    ms_chunk(c, fixed, var, lim, src);
+    be_line(b, "%s", keep);
+    b->indent--;
+    be_line(b, "}");
+}
+
 /* Global -> registers g_la, g_lb (f32): the slice at k = kb, A's 128 x 16 as
  * 4 float4 a thread (row f / 4, k (f %% 4) * 4 for f = t + 128 q), B's 16 x 64
  * as 2 (k f / 16, column (f %% 16) * 4). */
 static void ms_load(CuEmit *c, IrStmt *s, const char *K, const char *kb) {
-    BeBuf *b = c->b;
     IrValue *A = s->map->res[0]->a[2]->a[0]->val, *Bv = s->map->res[0]->a[2]->a[1]->val;
     const char *M = vn(c, s->w[0]), *N = vn(c, s->w[1]);
     const char *pa = be_strf(&c->x, "%s + g_gr * %s + g_gk", vn(c, A), vn(c, A->dims[1]));
     const char *pb = be_strf(&c->x, "%s + g_gk * %s + g_gc", vn(c, Bv), vn(c, Bv->dims[1]));
-    be_line(b, "#pragma unroll");
-    be_line(b, "for (int g_q = 0; g_q < 4; g_q++) {");
-    b->indent++;
-    be_line(b, "const int g_f = g_t + 128 * g_q;");
-    be_line(b, "const int64_t g_gr = g_r0 + (g_f >> 2), g_gk = %s + (g_f & 3) * 4;", kb);
-    ms_chunk(c, be_strf(&c->x, "g_gr < %s", M), "g_gk", K, pa);
-    be_line(b, "g_la[4 * g_q] = g_v.x; g_la[4 * g_q + 1] = g_v.y; g_la[4 * g_q + 2] = g_v.z; g_la[4 * g_q + 3] = g_v.w;");
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "#pragma unroll");
-    be_line(b, "for (int g_q = 0; g_q < 2; g_q++) {");
-    b->indent++;
-    be_line(b, "const int g_f = g_t + 128 * g_q;");
-    be_line(b, "const int64_t g_gk = %s + (g_f >> 4), g_gc = g_c0 + (g_f & 15) * 4;", kb);
-    ms_chunk(c, be_strf(&c->x, "g_gk < %s", K), "g_gc", N, pb);
-    be_line(b, "g_lb[g_q] = g_v;");
-    b->indent--;
-    be_line(b, "}");
+    ms_load_loop(c, 4, be_strf(&c->x, "const int64_t g_gr = g_r0 + (g_f >> 2), g_gk = %s + (g_f & 3) * 4;", kb),
+                 be_strf(&c->x, "g_gr < %s", M), "g_gk", K, pa,
+                 "g_la[4 * g_q] = g_v.x; g_la[4 * g_q + 1] = g_v.y; g_la[4 * g_q + 2] = g_v.z; g_la[4 * g_q + 3] = g_v.w;");
+    ms_load_loop(c, 2, be_strf(&c->x, "const int64_t g_gk = %s + (g_f >> 4), g_gc = g_c0 + (g_f & 15) * 4;", kb),
+                 be_strf(&c->x, "g_gk < %s", K), "g_gc", N, pb, "g_lb[g_q] = g_v;");
 }
 
 /* Registers -> shared stage st (f32): A transposed, B as it is. */
