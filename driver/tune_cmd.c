@@ -11,19 +11,23 @@
  * block to a power of two, a scan's items to its shared memory).
  *
  * Measurement: the inputs of the entry's `//! bench` blocks are generated
- * once, each variant is built once (`gpuc FILE -D ENTRY.P=V -o EXE`, the
- * variants of a race in parallel) and run as `EXE -e ENTRY -r N -t TIMES`,
- * whose times are CUDA events around the entry's kernels. One such process
- * is a *repeat* of the variant: its first runs are dropped (warm-up), the
- * middle half of the rest averaged (a trimmed mean: whole microseconds
- * average to fractions), the geometric mean taken over the bench cases. A
- * *race* measures a set of variants interleaved: one warm-up process, then
- * repeats in rounds A B C, C B A, A B C, ... (alternating the order cancels
- * a linear drift of clocks or temperature over an even number of rounds).
- * A variant's time is the median of its repeats, its spread (p90 - p10) /
- * median of them; rounds go on in pairs until every spread is under the
- * target (2%), or a cap of repeats, or the time budget. A variant clearly
- * slower than the leader stops being measured.
+ * once. A *race* measures a set of variants in ONE process, the harness of
+ * tune_harness.c: the variants become exports of a copy of the program
+ * (`export ENTRY<...> as ENTRY__tuneI;`), `gpuc --emit=cuda` writes their
+ * launchers, nvcc builds them with a generated main (the C backend: `--emit=c`
+ * and cc) that uploads the inputs once, checks every variant's result
+ * against the first's (a variant that differs is rejected, never chosen) and
+ * then times one variant per request: a *repeat* is one sample, CUDA events
+ * around back-to-back calls filling at least 2 ms (and --runs calls) per
+ * bench case, the geometric mean over the cases. Separate processes, as
+ * before, spread by 3-10% on an H100 (where the inputs were placed, the
+ * clocks of a new context) and cost seconds each. Repeats go in rounds A B
+ * C, C B A, A B C, ... (alternating the order cancels a linear drift of
+ * clocks or temperature over an even number of rounds), after one warm-up
+ * sample. A variant's time is the median of its repeats, its spread (p90 -
+ * p10) / median of them; rounds go on in pairs until every spread is under
+ * the target (2%), or a cap of repeats, or the time budget. A variant
+ * clearly slower than the leader stops being measured.
  *
  * Choice: coordinate descent from the defaults, one race per parameter (the
  * best so far and that parameter's candidates); the fastest replaces the
@@ -1471,7 +1475,7 @@ int drv_tune_main(int argc, char **argv)
     tu.backend = "cuda";
     tu.runs = 10;
     tu.rounds = 2;
-    tu.max_repeats = 16;
+    tu.max_repeats = 32;
     tu.target_spread = 0.02;
     tu.min_gain = 0.01;
     const char *model_path = NULL;
@@ -1490,8 +1494,9 @@ int drv_tune_main(int argc, char **argv)
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf(USAGE
                    "Times the launch parameters of each entry's kernels (template parameters setting\n"
-                   "@block, @items, @unroll, @tile) on the file's //! bench blocks: variants raced\n"
-                   "interleaved until the spread of repeats is under --spread (default 2%%), a\n"
+                   "@block, @items, @unroll, @tile) on the file's //! bench blocks: the variants of a\n"
+                   "race built into one program, their results checked, raced interleaved in one\n"
+                   "process until the spread of repeats is under --spread (default 2%%), a\n"
                    "choice kept only when faster than the default by more than the spreads and\n"
                    "--min-gain (default 1%%); writes a tuning file (default FILE.tuning) for\n"
                    "`gpuc --tuning`. --budget: the whole run's time. --check: race a tuning file\n"
@@ -1640,8 +1645,8 @@ int drv_tune_main(int argc, char **argv)
         char date[32];
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
         if (f) {
-            fprintf(f, "# gpuc tuning file for %s: written by `gpuc tune` on %s, backend %s%s, %d timed runs a "
-                    "process, spread target %.2f%%, minimum gain %.2f%%\n", tu.file, date, tu.backend,
+            fprintf(f, "# gpuc tuning file for %s: written by `gpuc tune` on %s, backend %s%s, at least %d calls a "
+                    "sample, spread target %.2f%%, minimum gain %.2f%%\n", tu.file, date, tu.backend,
                     tu.model ? " (simulated)" : "", tu.runs, 100 * tu.target_spread, 100 * tu.min_gain);
             fprintf(f, "# read by `gpuc --tuning FILE` (lines ENTRY.PARAM=VALUE; -D on the command line wins)\n");
             fprintf(f, "# the races (time: median of the repeats; spread: (p90 - p10) / median of them):\n%s",
