@@ -11,19 +11,23 @@
  * block to a power of two, a scan's items to its shared memory).
  *
  * Measurement: the inputs of the entry's `//! bench` blocks are generated
- * once, each variant is built once (`gpuc FILE -D ENTRY.P=V -o EXE`, the
- * variants of a race in parallel) and run as `EXE -e ENTRY -r N -t TIMES`,
- * whose times are CUDA events around the entry's kernels. One such process
- * is a *repeat* of the variant: its first runs are dropped (warm-up), the
- * middle half of the rest averaged (a trimmed mean: whole microseconds
- * average to fractions), the geometric mean taken over the bench cases. A
- * *race* measures a set of variants interleaved: one warm-up process, then
- * repeats in rounds A B C, C B A, A B C, ... (alternating the order cancels
- * a linear drift of clocks or temperature over an even number of rounds).
- * A variant's time is the median of its repeats, its spread (p90 - p10) /
- * median of them; rounds go on in pairs until every spread is under the
- * target (2%), or a cap of repeats, or the time budget. A variant clearly
- * slower than the leader stops being measured.
+ * once. A *race* measures a set of variants in ONE process, the harness of
+ * tune_harness.c: the variants become exports of a copy of the program
+ * (`export ENTRY<...> as ENTRY__tuneI;`), `gpuc --emit=cuda` writes their
+ * launchers, nvcc builds them with a generated main (the C backend: `--emit=c`
+ * and cc) that uploads the inputs once, checks every variant's result
+ * against the first's (a variant that differs is rejected, never chosen) and
+ * then times one variant per request: a *repeat* is one sample, CUDA events
+ * around back-to-back calls filling at least 2 ms (and --runs calls) per
+ * bench case, the geometric mean over the cases. Separate processes, as
+ * before, spread by 3-10% on an H100 (where the inputs were placed, the
+ * clocks of a new context) and cost seconds each. Repeats go in rounds A B
+ * C, C B A, A B C, ... (alternating the order cancels a linear drift of
+ * clocks or temperature over an even number of rounds), after one warm-up
+ * sample. A variant's time is the median of its repeats, its spread (p90 -
+ * p10) / median of them; rounds go on in pairs until every spread is under
+ * the target (2%), or a cap of repeats, or the time budget. A variant
+ * clearly slower than the leader stops being measured.
  *
  * Choice: coordinate descent from the defaults, one race per parameter (the
  * best so far and that parameter's candidates); the fastest replaces the
@@ -44,17 +48,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "blocks.h"
 #include "driver.h"
+#include "tune_harness.h"
 
 enum {
     MAX_TUNABLES = 8,    /* tunable parameters of one entry */
     MAX_CANDIDATES = 16, /* values tried for one parameter */
     MIN_REPEATS = 4,     /* repeats of each variant in a race (two rounds each way) */
     FINAL_REPEATS = 6,   /* in the last race, the default against the choice */
+    SAMPLE_US = 2000,    /* the least GPU time of one sample per bench case (back-to-back calls) */
 };
 
 /* The values tried for a launch attribute, per kind of kernel (the first
@@ -101,8 +108,15 @@ typedef struct TuneCase {
     char *what;      /* "FILE:LINE n=2^26" */
     char *stdin_path;
     TbArgs in;       /* --in NAME=FILE of the generated inputs */
-    int nresults;    /* components of the result (each written to /dev/null) */
+    ThCase vals;     /* the same inputs and the sizes, for the harness */
 } TuneCase;
+
+/* A template parameter of an entry, as `gpuc --list-params` prints it: the
+ * harness's exports name every one up to the last. */
+typedef struct TemplateParam {
+    char *entry, *name;
+    char *def; /* the default's text, NULL when it has none */
+} TemplateParam;
 
 /* A line of a --simulate model: ENTRY [NAME=VALUE ...]: US [noise PCT]. */
 typedef struct ModelLine {
@@ -134,9 +148,14 @@ typedef struct Tune {
     Model *model;                   /* --simulate */
     double sim_now;
     double sec_per_repeat;          /* wall seconds of one repeat of a variant, measured */
+    double sec_per_build;           /* wall seconds of the last harness build, measured */
     TbSession s;
     Tunable *t;
     int nt;
+    TemplateParam *tp;
+    int ntp;
+    ThHarness h;      /* the current race's */
+    int nraces;       /* for unique scratch directories */
     TuneCase *cases;
     int ncases;
     int nbuilt;       /* variants built, for unique names */
@@ -199,9 +218,16 @@ static int read_tunables(Tune *tu)
         return -1;
     }
     for (char *line = strtok(text ? text : (char[]){ 0 }, "\n"); line; line = strtok(NULL, "\n")) {
-        char entry[256], name[256], attr[32];
+        char entry[256], name[256], attr[32], deftext[256];
         long long def;
-        /* ENTRY.NAME: int = DEF @attr */
+        /* ENTRY.NAME: KIND[ = DEF][ @attr] */
+        if (sscanf(line, "%255[^.].%255[^:]:", entry, name) == 2 &&
+            (!tu->only_entry || listed(tu->only_entry, entry))) {
+            const char *eq = strstr(line, " = ");
+            tu->tp = tb_realloc(tu->tp, sizeof *tu->tp * (size_t)(tu->ntp + 1));
+            tu->tp[tu->ntp++] = (TemplateParam){ tb_strdup(entry), tb_strdup(name),
+                                                 eq && sscanf(eq + 3, "%255s", deftext) == 1 ? tb_strdup(deftext) : NULL };
+        }
         if (sscanf(line, "%255[^.].%255[^:]: int = %lld @%31s", entry, name, &def, attr) != 4) {
             continue;
         }
@@ -320,6 +346,94 @@ static const char *item_word(const char *t, const char *w)
     return strncmp(t, w, n) == 0 && (t[n] == ' ' || t[n] == '\t') ? t + n + strspn(t + n, " \t") : NULL;
 }
 
+static void add_value(ThCase *c, char *name, char *npy, char *literal)
+{
+    c->v = tb_realloc(c->v, sizeof *c->v * (size_t)(c->n + 1));
+    c->v[c->n++] = (ThValue){ name, npy, literal };
+}
+
+/* A scalar component as a C literal (exact: floats in hexadecimal). */
+static char *scalar_literal(const TbComp *c)
+{
+    const unsigned char *d = c->data;
+    switch (c->kind) {
+    case TB_BOOL: return tb_printf("%d", d[0] != 0);
+    case TB_I32: { int32_t x; memcpy(&x, d, 4); return tb_printf("%d", (int)x); }
+    case TB_I64: { int64_t x; memcpy(&x, d, 8); return tb_printf("%lldLL", (long long)x); }
+    case TB_U32: { uint32_t x; memcpy(&x, d, 4); return tb_printf("%uu", (unsigned)x); }
+    case TB_U64: { uint64_t x; memcpy(&x, d, 8); return tb_printf("%lluULL", (unsigned long long)x); }
+    case TB_F32: { float x; memcpy(&x, d, 4); return isfinite(x) ? tb_printf("%af", (double)x) : tb_strdup("0.0f / 0.0f"); }
+    default: { double x; memcpy(&x, d, 8); return isfinite(x) ? tb_printf("%a", x) : tb_strdup("0.0 / 0.0"); }
+    }
+}
+
+/* The harness's view of case c's inputs (every parameter and size by name).
+ * Returns NULL or a message. */
+static char *harness_values(Tune *tu, TuneCase *c, const TbBlock *bl, const TbSig *sig, const TbSize *sizes,
+                            int nsizes)
+{
+    for (int i = 0; i < nsizes; i++) {
+        add_value(&c->vals, tb_strdup(sizes[i].name), NULL, tb_printf("%lldLL", sizes[i].value));
+    }
+    for (int p = 0; p < sig->nparams; p++) {
+        const char *pn = sig->pnames[p];
+        size_t n = strlen(pn);
+        bool found = false;
+        for (int i = 0; i + 1 < c->in.n && !found; i += 2) {
+            const char *a = c->in.v[i + 1];
+            if (strncmp(a, pn, n) == 0 && a[n] == '.') {
+                return tb_printf("parameter '%s' (%s) has several components: gpuc tune measures entries whose "
+                                 "parameters are arrays or scalars", pn, sig->ptypes[p]);
+            }
+            if (strncmp(a, pn, n) == 0 && a[n] == '=') {
+                add_value(&c->vals, tb_strdup(pn), tb_strdup(a + n + 1), NULL);
+                found = true;
+            }
+        }
+        const char *val = found ? NULL : tb_block_input(bl, pn, NULL);
+        if (!val) {
+            continue; /* a size, or generated */
+        }
+        TbType *t = tb_parse_type(sig->ptypes[p], false);
+        char perr[300] = "cannot read the parameter's type";
+        TbComp *v = t ? tb_parse_value(val, t, perr, sizeof perr) : NULL;
+        char *err = NULL;
+        if (!v) {
+            err = tb_printf("parameter '%s' (%s): %s", pn, sig->ptypes[p], perr);
+        } else if (t->nleaves != 1) {
+            err = tb_printf("parameter '%s' (%s) has several components: gpuc tune measures entries whose "
+                            "parameters are arrays or scalars", pn, sig->ptypes[p]);
+        } else if (v->rank == 0) {
+            add_value(&c->vals, tb_strdup(pn), NULL, scalar_literal(v));
+        } else {
+            char *path = tb_printf("%s/value%d.npy", tu->s.tmp, tu->s.counter++);
+            if (!tb_npy_write(path, v->kind, v->rank, v->shape, v->data, v->count)) {
+                err = tb_printf("cannot write '%s'", path);
+                free(path);
+            } else {
+                add_value(&c->vals, tb_strdup(pn), path, NULL);
+            }
+        }
+        tb_comps_free(v, t ? t->nleaves : 0);
+        tb_type_free(t);
+        if (err) {
+            return err;
+        }
+    }
+    return NULL;
+}
+
+static void free_values(ThCase *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        free(c->v[i].name);
+        free(c->v[i].npy);
+        free(c->v[i].literal);
+    }
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
 /* The case of block bl: generated inputs, standard input for the inline ones.
  * Returns 0, or 1 after an error naming FILE:LINE:COL. */
 static int make_case(Tune *tu, const TbBlock *bl, const TbSig *sig)
@@ -380,19 +494,22 @@ static int make_case(Tune *tu, const TbBlock *bl, const TbSig *sig)
         free(gen[i]);
     }
     free(gen);
+    if (!err) {
+        char *e = harness_values(tu, &c, bl, sig, sizes, nsizes);
+        err = e ? tb_printf("%s:%d:%d: error: %s", tu->file, bl->line, bl->col, e) : NULL;
+        free(e);
+    }
     for (int i = 0; i < nsizes; i++) {
         free((char *)sizes[i].name);
     }
     free(sizes_text);
-    TbType *rt = tb_parse_type(sig->result, false);
-    c.nresults = rt ? rt->nleaves : 1;
-    tb_type_free(rt);
     if (err) {
         fprintf(stderr, "%s\n", err);
         free(err);
         free(c.what);
         free(c.stdin_path);
         tb_args_free(&c.in);
+        free_values(&c.vals);
         return 1;
     }
     tu->cases = tb_realloc(tu->cases, sizeof *tu->cases * (size_t)(tu->ncases + 1));
@@ -407,6 +524,7 @@ static void free_cases(Tune *tu)
         unlink(tu->cases[i].stdin_path);
         free(tu->cases[i].stdin_path);
         tb_args_free(&tu->cases[i].in);
+        free_values(&tu->cases[i].vals);
     }
     free(tu->cases);
     tu->cases = NULL;
@@ -569,7 +687,6 @@ static double model_uniform(Model *m)
 typedef struct Variant {
     long long values[MAX_TUNABLES]; /* of the entry's tunables, in order */
     char *config;    /* the kernels' launch configuration (gpuc --emit=ir); NULL: refused, see why */
-    char *exe;       /* NULL until built; "" when the build failed */
     char *why;       /* the first line of a failure */
     const char *note; /* why it stopped being measured, or NULL */
     double *samples; /* one per repeat */
@@ -581,10 +698,6 @@ typedef struct Variant {
 
 static void free_variant(Variant *v)
 {
-    if (v->exe && strchr(v->exe, '/')) { /* not "(simulated)" */
-        unlink(v->exe);
-    }
-    free(v->exe);
     free(v->why);
     free(v->config);
     free(v->samples);
@@ -691,139 +804,106 @@ static char *kinds_of(const char *config)
     return kinds;
 }
 
-/* Build every variant of vs that is not built yet, all at once. */
-static void build_variants(Tune *tu, const char *entry, const int *idx, int nidx, Variant **vs, int nv)
+/* The template arguments that make variant v of entry an export: every
+ * template parameter up to the last tunable, the tunables at v's values,
+ * the others at their defaults. NULL after a message when one has none. */
+static char *template_args(const Tune *tu, const char *entry, const int *idx, int nidx, const Variant *v)
 {
-    pid_t *pids = tb_malloc(sizeof *pids * (size_t)(nv ? nv : 1));
-    char **logs = tb_malloc(sizeof *logs * (size_t)(nv ? nv : 1));
-    bool any = false;
-    for (int v = 0; v < nv; v++) {
-        pids[v] = -1;
-        logs[v] = NULL;
-        if (vs[v]->exe) {
-            continue;
-        }
-        any = true;
-        if (tu->model) {
-            vs[v]->exe = tb_strdup("(simulated)");
-            continue;
-        }
-        vs[v]->exe = tb_printf("%s/variant%d", tu->s.tmp, tu->nbuilt++);
-        logs[v] = tb_printf("%s.log", vs[v]->exe);
-        TbArgs a = { 0 };
-        tb_args_add(&a, tb_strdup(tu->self));
-        tb_args_add(&a, tb_strdup(tu->file));
-        tb_args_add(&a, tb_strdup("-o"));
-        tb_args_add(&a, tb_strdup(vs[v]->exe));
-        if (strcmp(tu->backend, "c") == 0) {
-            tb_args_add(&a, tb_strdup("--arch=none"));
-        } else if (tu->arch) {
-            tb_args_add(&a, tb_printf("--arch=%s", tu->arch));
-        }
-        for (int i = 0; i < nidx; i++) {
-            tb_args_add(&a, tb_strdup("-D"));
-            tb_args_add(&a, tb_printf("%s.%s=%lld", entry, tu->t[idx[i]].name, vs[v]->values[i]));
-        }
-        a.v = tb_realloc(a.v, sizeof *a.v * (size_t)(a.n + 1));
-        a.v[a.n] = NULL;
-        fflush(NULL);
-        pids[v] = fork();
-        if (pids[v] == 0) {
-            _exit(drv_spawn(a.v, "/dev/null", logs[v], logs[v], 600) & 0xff);
-        }
-        tb_args_free(&a);
-    }
-    if (tu->model && any) {
-        tu->sim_now += tu->model->build_seconds;
-    }
-    for (int v = 0; v < nv; v++) {
-        if (!logs[v]) {
-            continue;
-        }
-        int st = -1;
-        if (pids[v] > 0) {
-            while (waitpid(pids[v], &st, 0) < 0 && errno == EINTR) {
+    int last = -1;
+    for (int i = 0; i < tu->ntp; i++) {
+        for (int k = 0; k < nidx; k++) {
+            if (strcmp(tu->tp[i].entry, entry) == 0 && strcmp(tu->tp[i].name, tu->t[idx[k]].name) == 0) {
+                last = i;
             }
         }
-        if (pids[v] <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            char *text = drv_read_file(logs[v], NULL);
-            free(vs[v]->why);
-            vs[v]->why = text ? tb_first_line(tb_trim(text)) : tb_strdup("the build failed");
-            free(text);
-            free(vs[v]->exe);
-            vs[v]->exe = tb_strdup("");
-        }
-        unlink(logs[v]);
-        free(logs[v]);
     }
-    free(pids);
-    free(logs);
+    char *args = tb_strdup("");
+    for (int i = 0; i <= last; i++) {
+        if (strcmp(tu->tp[i].entry, entry) != 0) {
+            continue;
+        }
+        char *value = NULL;
+        for (int k = 0; k < nidx && !value; k++) {
+            if (strcmp(tu->tp[i].name, tu->t[idx[k]].name) == 0) {
+                value = tb_printf("%lld", v->values[k]);
+            }
+        }
+        if (!value && !tu->tp[i].def) {
+            free(args);
+            return NULL;
+        }
+        char *j = tb_printf("%s%s%s", args, *args ? ", " : "", value ? value : tu->tp[i].def);
+        free(value);
+        free(args);
+        args = j;
+    }
+    return args;
 }
 
-/* Run case c of the variant in one process: `runs` timed runs after the
- * warm-up ones (dropped); *us is the trimmed mean of the timed ones.
- * Returns an error message (malloc'd) or NULL. */
-static char *run_case(Tune *tu, const char *entry, const char *exe, const TuneCase *c, double *us)
+/* Build and start the harness of a race (tune_harness.h): the variants m[0..n)
+ * in one program, their results checked against m[0]'s. A variant that fails
+ * or differs is marked failed with why; false when none can be measured. */
+static bool start_harness(Tune *tu, const char *entry, const int *idx, int nidx, Variant **m, int n)
 {
-    int warm = tu->runs / 3 > 2 ? tu->runs / 3 : 2;
-    int total = tu->runs + warm;
-    char *times = tb_printf("%s/times%d.txt", tu->s.tmp, tu->s.counter++);
-    char *out = tb_printf("%s/run%d.out", tu->s.tmp, tu->s.counter++);
-    TbArgs a = { 0 };
-    tb_args_add(&a, tb_strdup(exe));
-    tb_args_add(&a, tb_strdup("-e"));
-    tb_args_add(&a, tb_strdup(entry));
-    tb_args_add(&a, tb_printf("--backend=%s", tu->backend));
-    for (int i = 0; i < c->in.n; i++) {
-        tb_args_add(&a, tb_strdup(c->in.v[i]));
+    double t0 = now(tu);
+    if (tu->model) {
+        tu->sim_now += tu->model->build_seconds;
+        tu->sec_per_build = now(tu) - t0;
+        return true;
     }
-    tb_args_add(&a, tb_strdup("-r"));
-    tb_args_add(&a, tb_printf("%d", total));
-    tb_args_add(&a, tb_strdup("-t"));
-    tb_args_add(&a, tb_strdup(times));
-    for (int i = 0; i < c->nresults; i++) {
-        tb_args_add(&a, tb_strdup("--out"));
-        tb_args_add(&a, tb_strdup("/dev/null")); /* results are not compared: gpuc test checks them */
+    char *dir = tb_printf("%s/race%d", tu->s.tmp, tu->nraces++);
+    char **targs = tb_malloc(sizeof *targs * (size_t)n), **why = tb_malloc(sizeof *why * (size_t)n);
+    ThCase *cases = tb_malloc(sizeof *cases * (size_t)(tu->ncases ? tu->ncases : 1));
+    for (int i = 0; i < tu->ncases; i++) {
+        cases[i] = tu->cases[i].vals;
     }
-    a.v = tb_realloc(a.v, sizeof *a.v * (size_t)(a.n + 1));
-    a.v[a.n] = NULL;
-    unlink(times);
-    int st = drv_spawn(a.v, c->stdin_path, out, out, tu->s.timeout);
-    tb_args_free(&a);
     char *err = NULL;
-    double *t = tb_malloc(sizeof *t * (size_t)total);
-    int n = 0;
-    if (st != 0) {
-        char *text = drv_read_file(out, NULL);
-        char *l = text ? tb_first_line(tb_trim(text)) : tb_strdup("no output");
-        err = tb_printf("exit status %d: %s", st, l);
-        free(l);
-        free(text);
-    } else {
-        char *text = drv_read_file(times, NULL);
-        for (char *q = text; q && *q && n < total;) {
-            char *e;
-            double v = strtod(q, &e);
-            if (e == q) {
-                break;
-            }
-            t[n++] = v;
-            q = e;
+    for (int i = 0; i < n; i++) {
+        targs[i] = template_args(tu, entry, idx, nidx, m[i]);
+        if (!targs[i] && !err) {
+            err = tb_printf("a template parameter of '%s' has no default", entry);
         }
-        free(text);
-        if (n != total) {
-            err = tb_printf("the program wrote %d times for -r %d", n, total);
-        }
+    }
+    if (!err && mkdir(dir, 0700) != 0) {
+        err = tb_printf("cannot make '%s': %s", dir, strerror(errno));
     }
     if (!err) {
-        *us = trimmed_mean(t + warm, total - warm);
+        /* --arch: the first of the list */
+        char *arch = tu->arch ? tb_strndup(tu->arch, strcspn(tu->arch, ",")) : NULL;
+        ThSpec sp = { tu->self, tu->file, dir, entry, strcmp(tu->backend, "cuda") == 0, arch,
+                      SAMPLE_US, tu->runs, targs, n, cases, tu->ncases };
+        err = th_start(&sp, &tu->h, why);
+        free(arch);
+        for (int i = 0; i < n; i++) {
+            if (why[i]) {
+                m[i]->failed = true;
+                m[i]->note = "failed";
+                free(m[i]->why);
+                m[i]->why = why[i];
+            }
+        }
     }
-    free(t);
-    unlink(times);
-    unlink(out);
-    free(times);
-    free(out);
-    return err;
+    if (err) {
+        for (int i = 0; i < n; i++) {
+            if (!m[i]->failed) {
+                m[i]->failed = true;
+                m[i]->note = "failed";
+                free(m[i]->why);
+                m[i]->why = tb_strdup(err);
+            }
+        }
+        fprintf(stderr, "gpuc tune: %s: %s\n", entry, err);
+    }
+    for (int i = 0; i < n; i++) {
+        free(targs[i]);
+    }
+    free(targs);
+    free(why);
+    free(cases);
+    free(dir);
+    free(err);
+    tu->sec_per_build = now(tu) - t0;
+    return !m[0]->failed;
 }
 
 /* A simulated process: the model's time for the variant, with its noise and
@@ -863,26 +943,14 @@ static char *run_model(Tune *tu, const char *entry, const int *idx, int nidx, co
     return NULL;
 }
 
-/* One repeat of a variant: a process per case; *sample is the geometric
- * mean of the cases' times. */
-static char *repeat(Tune *tu, const char *entry, const int *idx, int nidx, const Variant *v, double *sample)
+/* One repeat of a variant: a sample of the race's harness (the geometric
+ * mean over the cases of back-to-back calls timed together). */
+static char *repeat(Tune *tu, const char *entry, const int *idx, int nidx, const Variant *v, int slot, double *sample)
 {
     if (tu->model) {
         return run_model(tu, entry, idx, nidx, v, sample);
     }
-    double logsum = 0;
-    for (int i = 0; i < tu->ncases; i++) {
-        double us = 0;
-        char *err = run_case(tu, entry, v->exe, &tu->cases[i], &us);
-        if (err) {
-            char *e = tb_printf("%s: %s", tu->cases[i].what, err);
-            free(err);
-            return e;
-        }
-        logsum += log(us > 0.5 ? us : 0.5);
-    }
-    *sample = exp(logsum / tu->ncases);
-    return NULL;
+    return th_sample(&tu->h, slot, sample);
 }
 
 static void variant_stats(Variant *v)
@@ -899,23 +967,30 @@ static void variant_stats(Variant *v)
 static bool race(Tune *tu, const char *entry, const int *idx, int nidx, Variant **m, int n, int min_rep,
                  double deadline)
 {
-    build_variants(tu, entry, idx, nidx, m, n);
     for (int i = 0; i < n; i++) {
         Variant *v = m[i];
         free(v->samples);
         v->samples = tb_malloc(sizeof *v->samples * (size_t)(tu->max_repeats > min_rep ? tu->max_repeats : min_rep));
         v->nsamples = 0;
-        v->failed = !v->exe || !*v->exe;
+        v->failed = false;
         v->retired = false;
-        v->note = v->failed ? "failed" : NULL;
+        v->note = NULL;
         v->us = INFINITY;
         v->spread = 0;
     }
+    if (now(tu) + tu->sec_per_build > deadline) {
+        for (int i = 0; i < n; i++) {
+            m[i]->retired = true;
+            m[i]->note = "not measured: time budget";
+        }
+        return false;
+    }
+    start_harness(tu, entry, idx, nidx, m, n);
     /* the warm-up: the GPU's clocks and the page cache of the inputs */
     double t0 = now(tu), warm_sample;
     for (int i = 0; i < n; i++) {
         if (!m[i]->failed) {
-            char *err = repeat(tu, entry, idx, nidx, m[i], &warm_sample);
+            char *err = repeat(tu, entry, idx, nidx, m[i], i, &warm_sample);
             if (err) {
                 m[i]->failed = true;
                 m[i]->note = "failed";
@@ -940,6 +1015,7 @@ static bool race(Tune *tu, const char *entry, const int *idx, int nidx, Variant 
         }
     }
     if (m[0]->failed || active < 2) {
+        th_stop(&tu->h);
         return false;
     }
     for (int rep = 0;; rep++) {
@@ -947,12 +1023,13 @@ static bool race(Tune *tu, const char *entry, const int *idx, int nidx, Variant 
         double round_start = now(tu);
         int ran = 0;
         for (int j = 0; j < n; j++) {
-            Variant *v = m[backward ? n - 1 - j : j];
+            int slot = backward ? n - 1 - j : j;
+            Variant *v = m[slot];
             if (v->failed || v->retired) {
                 continue;
             }
             double s;
-            char *err = repeat(tu, entry, idx, nidx, v, &s);
+            char *err = repeat(tu, entry, idx, nidx, v, slot, &s);
             ran++;
             if (err) {
                 v->failed = true;
@@ -1014,6 +1091,7 @@ static bool race(Tune *tu, const char *entry, const int *idx, int nidx, Variant 
             m[i]->us = INFINITY;
         }
     }
+    th_stop(&tu->h);
     return true;
 }
 
@@ -1397,7 +1475,7 @@ int drv_tune_main(int argc, char **argv)
     tu.backend = "cuda";
     tu.runs = 10;
     tu.rounds = 2;
-    tu.max_repeats = 16;
+    tu.max_repeats = 32;
     tu.target_spread = 0.02;
     tu.min_gain = 0.01;
     const char *model_path = NULL;
@@ -1416,8 +1494,9 @@ int drv_tune_main(int argc, char **argv)
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf(USAGE
                    "Times the launch parameters of each entry's kernels (template parameters setting\n"
-                   "@block, @items, @unroll, @tile) on the file's //! bench blocks: variants raced\n"
-                   "interleaved until the spread of repeats is under --spread (default 2%%), a\n"
+                   "@block, @items, @unroll, @tile) on the file's //! bench blocks: the variants of a\n"
+                   "race built into one program, their results checked, raced interleaved in one\n"
+                   "process until the spread of repeats is under --spread (default 2%%), a\n"
                    "choice kept only when faster than the default by more than the spreads and\n"
                    "--min-gain (default 1%%); writes a tuning file (default FILE.tuning) for\n"
                    "`gpuc --tuning`. --budget: the whole run's time. --check: race a tuning file\n"
@@ -1566,8 +1645,8 @@ int drv_tune_main(int argc, char **argv)
         char date[32];
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
         if (f) {
-            fprintf(f, "# gpuc tuning file for %s: written by `gpuc tune` on %s, backend %s%s, %d timed runs a "
-                    "process, spread target %.2f%%, minimum gain %.2f%%\n", tu.file, date, tu.backend,
+            fprintf(f, "# gpuc tuning file for %s: written by `gpuc tune` on %s, backend %s%s, at least %d calls a "
+                    "sample, spread target %.2f%%, minimum gain %.2f%%\n", tu.file, date, tu.backend,
                     tu.model ? " (simulated)" : "", tu.runs, 100 * tu.target_spread, 100 * tu.min_gain);
             fprintf(f, "# read by `gpuc --tuning FILE` (lines ENTRY.PARAM=VALUE; -D on the command line wins)\n");
             fprintf(f, "# the races (time: median of the repeats; spread: (p90 - p10) / median of them):\n%s",
@@ -1593,6 +1672,12 @@ done:
         free(tu.t[i].attr);
     }
     free(tu.t);
+    for (int i = 0; i < tu.ntp; i++) {
+        free(tu.tp[i].entry);
+        free(tu.tp[i].name);
+        free(tu.tp[i].def);
+    }
+    free(tu.tp);
     free(out_path);
     free_model(tu.model);
     tb_session_free(&tu.s);
