@@ -84,6 +84,10 @@ def chunked(fn, n, step=CHUNK):
     return list(POOL.map(lambda lo: fn(lo, min(lo + step, n)), range(0, n, step)))
 
 
+SMALLINT = np.concatenate((np.arange(-1000, 0), np.arange(1, 1001)))
+DYADIC = np.concatenate((np.arange(-8, 0), np.arange(1, 9))).astype(np.float32) / 8
+
+
 def gen(dtype, n, seed, data, m=0):
     """n values of a kind of data; each chunk of CHUNK from its own generator
     (seeded by seed and the chunk's index), so the values do not depend on
@@ -98,14 +102,10 @@ def gen(dtype, n, seed, data, m=0):
             out[lo:hi] = rng.integers(0, m, k, dtype=np.int64)
         elif data == "positive":
             out[lo:hi] = rng.random(k, dtype=np.float64) + 0.5
-        elif np.issubdtype(t, np.integer):
-            v = rng.integers(-1000, 1000, k, dtype=np.int64)
-            v[v >= 0] += 1
-            out[lo:hi] = v
-        elif data == "dyadic":
-            v = rng.integers(-8, 8, k, dtype=np.int8)
-            v[v >= 0] += 1
-            out[lo:hi] = v.astype(np.float32) / 8
+        elif np.issubdtype(t, np.integer):  # -1000..1000 without 0
+            out[lo:hi] = SMALLINT[rng.integers(0, 2000, k, dtype=np.int16)]
+        elif data == "dyadic":  # k/8 for k in -8..8 without 0
+            out[lo:hi] = DYADIC[rng.integers(0, 16, k, dtype=np.int8)]
         else:
             v = rng.random(k, dtype=np.float32 if t == np.float32 else np.float64) * 2 - 1
             v[v == 0] = 0.5
