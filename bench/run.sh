@@ -94,8 +94,9 @@ PATH_PROGS=(elementwise reduce scan filter stats rows rows_nn)
 sources_of() { # sources_of NAME: the files a binary is built from
   case "$1" in
     peers_cub) echo bench/peers_cub.cu bench/common.cuh ;;
-    paths) # the emitted CUDA C stands for the compiler's output: a new backend, a new bench/gen
-      echo bench/paths/build.sh bench/paths/lib_bench.c
+    paths) # the emitted CUDA C stands for the compiler's output: a new backend, a new bench/gen;
+      # the executables' runner and host code (runner/, backend/emit_program.c) are not in it
+      echo bench/paths/build.sh bench/paths/lib_bench.c runner/*.c runner/*.h backend/emit_program.c
       for p in "${PATH_PROGS[@]}"; do echo "bench/programs/$p.gdsl" "bench/gen/$p.cu"; done ;;
     *) echo "bench/gpuc/bench_$1.cu" "bench/gen/$1.cu" bench/gpuc/driver.cuh bench/common.cuh ;;
   esac

@@ -12,12 +12,14 @@ timed runs, the median of the whole microseconds the program writes.
     python3 bench/paths/exe_bench.py --bin bench/bin/paths --log2 28 [--runs 20] \
         [--cases saxpy_f32,sum_f32,...] [--out FILE.jsonl]
 
-Inputs are generated here with NumPy (the distributions of bench/common.cuh:
-dyadic k/8 for float sums and scans, so they compare exactly; uniform in
-[-1, 1) otherwise; integers in -1000..1000 without 0), written as .npy files
-into a scratch folder (in /dev/shm when it has room: no disk in the way) and
-kept for the next cases that take the same input (Inputs), and the result the
-program writes (the last run's) is compared with a NumPy reference. One JSON
+Inputs are generated here with NumPy in chunks on every core (the
+distributions of bench/common.cuh: dyadic k/8 for float sums and scans, so
+they compare exactly; uniform in [-1, 1) otherwise; integers in -1000..1000
+without 0), one array for every case and row length that takes it, written
+as .npy files (one a shape) into a scratch folder (in /dev/shm when it has
+room: no disk in the way) and kept for the next cases (Inputs). The result
+the program writes (the last run's; the runs before it copy nothing back) is
+checked in chunks on every core against a NumPy reference (check). One JSON
 line per case and size, src "gpuc_exe", as the other drivers write. With
 --deadline EPOCH_SECONDS a case that would start after it is not run and says
 so (check "not run: out of time"). Exit status 1 if a case failed to run.
