@@ -398,7 +398,7 @@ static void cuda_adapter(BeBuf *b, IrEntry *e, bool shard) {
         be_line(b, "{");
         b->indent++;
         result_storage(b, v, i, "gpuc_h_done(gpuc_h); snprintf(err, errlen, \"out of memory for the result\"); return 1;");
-        be_line(b, "if (cnt > 0 && (g_rc = gpuc_h_d2h(gpuc_h, r->data, out%d, (size_t)cnt * sizeof(%s))) != 0) { goto fail; }", i, t);
+        be_line(b, "if (cnt > 0 && gpuc_run_wants_results(run) && (g_rc = gpuc_h_d2h(gpuc_h, r->data, out%d, (size_t)cnt * sizeof(%s))) != 0) { goto fail; }", i, t);
         b->indent--;
         be_line(b, "}");
     }

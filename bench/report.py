@@ -34,6 +34,7 @@ import argparse
 import glob
 import json
 import os
+import statistics
 import sys
 
 SIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u8": 1}
@@ -390,6 +391,14 @@ def main():
         out.append("")
         out.append("Parts of the run (bench/run.sh): " + "; ".join(f"{p[0]} {p[1]} s ({p[2]})" for p in parts) +
                    f"; total {sum(int(p[1]) for p in parts if p[1].isdigit())} s")
+    # where the host seconds of the lib and exe cases go (their records' wall_s)
+    for src, name in (("gpuc_lib", "lib"), ("gpuc_exe", "exe")):
+        walls = [r["wall_s"] for r in recs if r.get("src") == src and isinstance(r.get("wall_s"), dict)]
+        if walls:
+            keys = list(walls[0])
+            out.append(f"Seconds a case, {name} path ({len(walls)} cases), median / max: " + ", ".join(
+                "%s %.1f / %.1f" % (k, statistics.median(w.get(k, 0) for w in walls), max(w.get(k, 0) for w in walls))
+                for k in keys) + "; total %.0f s" % sum(sum(w.values()) for w in walls))
     text = "\n".join(out)
 
     good = ("ok", "unchecked", "not available")

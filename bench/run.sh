@@ -94,8 +94,9 @@ PATH_PROGS=(elementwise reduce scan filter stats rows rows_nn)
 sources_of() { # sources_of NAME: the files a binary is built from
   case "$1" in
     peers_cub) echo bench/peers_cub.cu bench/common.cuh ;;
-    paths) # the emitted CUDA C stands for the compiler's output: a new backend, a new bench/gen
-      echo bench/paths/build.sh bench/paths/lib_bench.c
+    paths) # the emitted CUDA C stands for the compiler's output: a new backend, a new bench/gen;
+      # the executables' runner and host code (runner/, backend/emit_program.c) are not in it
+      echo bench/paths/build.sh bench/paths/lib_bench.c runner/*.c runner/*.h backend/emit_program.c
       for p in "${PATH_PROGS[@]}"; do echo "bench/programs/$p.gdsl" "bench/gen/$p.cu"; done ;;
     *) echo "bench/gpuc/bench_$1.cu" "bench/gen/$1.cu" bench/gpuc/driver.cuh bench/common.cuh ;;
   esac
@@ -214,6 +215,29 @@ BIN_CUB=$(binary peers_cub)/peers_cub
 PBIN=$(binary paths)/paths
 part_end "$built built, $reused reused"
 
+# ---- an estimate of the parts to come, from the seconds a case took on an H100 ----
+# (2026-11-25: header 146 s for 30 cases, lib 97 s for 28, peers 73 s; exe
+# about 3 s a case after its inputs and checks moved onto every core: an estimate)
+count_cases() { # count_cases BINARY...: the cases the binaries list
+  local b k=0
+  for b in "$@"; do [ -x "$b" ] && k=$((k + $("$b" --list 2>/dev/null | wc -l))); done
+  echo $k
+}
+if [ $PEERS_ONLY = 0 ]; then
+  hb=() lb=()
+  for p in "${PROGS[@]}"; do hb+=("$(binary "$p")/bench_$p"); done
+  for p in "${PATH_PROGS[@]}"; do lb+=("$PBIN/lib_$p"); done
+  n_header=$(count_cases "${hb[@]}")
+  n_lib=0 n_exe=0
+  if [ $PATHS = 1 ]; then
+    n_lib=$(count_cases "${lb[@]}")
+    n_exe=$(($(python3 bench/paths/exe_bench.py --list | wc -l) + 4)) # the 4 row cases at 2 row lengths
+  fi
+  est_compile=$([ $COMPILE = 1 ] && echo 60 || echo 0)
+  est=$((10 + n_header * 5 + n_lib * 7 / 2 + 75 + n_exe * 3 + est_compile + 10))
+  say "estimate: cub 10 + header $n_header x 5 + lib $n_lib x 3.5 + peers 75 + exe $n_exe x 3 + compile $est_compile + report 10 = $est s more (budget ${BUDGET} s, $(($(date +%s) - T0)) s gone)"
+fi
+
 # ---- CUB harness: the copy rate every ratio is of, first ----
 if [ -x "$BIN_CUB" ] && part_begin cub 20; then
   CUB_ARGS=(--out "$RES/records.jsonl" --sizes "$SIZES")
@@ -225,8 +249,9 @@ fi
 
 # ---- gpuc through the --emit=cuda header: every case in its own process ----
 run_cases() { # run_cases PART MIN_CASE_SECONDS SRC: reads "BIN CASE" lines; runs each with the budget
-  local ran=0 failed=0 skipped=0 b c rc
+  local ran=0 failed=0 skipped=0 b c rc t
   while read -r b c; do
+    t=$(date +%s)
     if [ "$(left)" -lt "$2" ]; then
       not_run "$3" "$c" - 0
       skipped=$((skipped + 1))
@@ -240,6 +265,7 @@ run_cases() { # run_cases PART MIN_CASE_SECONDS SRC: reads "BIN CASE" lines; run
     fi
     rc=$?
     ran=$((ran + 1))
+    echo "[bench $(($(date +%s) - T0))s] $1 $(basename "$b") $c: $(($(date +%s) - t)) s" >>"$LOG" # where the seconds go
     if [ $rc != 0 ]; then
       failed=$((failed + 1))
       say "$1 $c failed: exit $rc"
@@ -288,8 +314,9 @@ fi
 
 # ---- gpuc through the executable's -r/-t, at the largest size ----
 if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ] && part_begin exe 15; then
-  EXE=(--bin "$PBIN" --log2 "$TOP" --runs 5 --m 1024,32768 --out "$RES/records.jsonl")
-  [ "$BUDGET" != 0 ] && EXE+=(--deadline $((T0 + BUDGET - RESERVE - 15))) # a case takes up to 15 s
+  # 20 timed runs: only the last copies its result back (docs/executables.md, -r)
+  EXE=(--bin "$PBIN" --log2 "$TOP" --runs 20 --m 1024,32768 --out "$RES/records.jsonl")
+  [ "$BUDGET" != 0 ] && EXE+=(--deadline $((T0 + BUDGET - RESERVE - 8))) # a case takes 2-5 s
   timeout "$(cap 400)" python3 bench/paths/exe_bench.py "${EXE[@]}" 2>>"$LOG"
   rc=$?
   part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"

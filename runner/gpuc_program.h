@@ -99,6 +99,12 @@ void gpuc_run_mark_end(GpucRun *run);
  * Returns 0 with *dev set, 0 with *dev NULL when run is NULL or keeps no
  * inputs (the entry uploads the argument itself), or a GpucStatus. */
 int gpuc_run_input(GpucRun *run, int index, const void *host, size_t bytes, void **dev);
+/* 0 for a run of a series (-r N) before the last, whose results nobody
+ * reads: the entry leaves its array results on the device, so a run does
+ * not wait for a copy of them between the previous run's end and its start
+ * (the header and library paths copy none either); 1 otherwise, and when
+ * run is NULL. */
+int gpuc_run_wants_results(GpucRun *run);
 
 /* The C backend: compute results from args on the host. */
 typedef int (*GpucRunC)(const GpucValue *args, GpucValue *results, char *err, size_t errlen);

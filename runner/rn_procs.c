@@ -206,7 +206,7 @@ int rn_run_procs(const RnProcRun *p, const GpucShardInfo *info, int nargs, const
   }
   double t = 0;
   if (rc == 0 && p->ctx) {
-    GpucRun run = {p->start, p->end, false, false, p->ctx, false, 0, NULL};
+    GpucRun run = {p->start, p->end, false, false, p->ctx, false, 0, NULL, false};
     gpuc_event_record(run.start, NULL);
     rc = info->run_cuda(p->nccl, p->ctx, p->module, &run, args, mine, err, errlen);
     if (!run.ended) {

@@ -144,6 +144,7 @@ struct GpucRun {
   bool keep_inputs;      /* a series of runs on the same arguments: upload them once */
   int ninputs;
   GpucDevPtr *inputs;    /* [index]: the device copy of argument index (0: none yet) */
+  bool skip_results;     /* a run before the last of a series: array results stay on the device */
 };
 
 /* ---- rn_ranks.c ---- */

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpuc.h"
 
@@ -40,11 +41,16 @@
 /* Loops over independent elements on every core where OpenMP is there
  * (bench/paths/build.sh: -fopenmp): inputs of 2^28 values and their host
  * references take seconds on one. */
+#define PRAGMA(x) _Pragma(#x)
 #ifdef _OPENMP
 #define PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#define PARALLEL_FOR_REDUCE(op, v) PRAGMA(omp parallel for schedule(static) reduction(op : v))
 #else
 #define PARALLEL_FOR
+#define PARALLEL_FOR_REDUCE(op, v)
 #endif
+/* scans and filters on the host in parts: each part's total, then each part from its offset */
+enum { HOST_PARTS = 256 };
 
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
@@ -249,12 +255,18 @@ static char check[256];
 /* got[i] against ref[i] within atol + rtol * |ref|; the first difference. */
 static bool compare(int k, const void *got, const double *ref, int64_t n, double rtol, double atol)
 {
+    int64_t first = n;
+    PARALLEL_FOR_REDUCE(min, first)
     for (int64_t i = 0; i < n; i++) {
         double g = get(k, got, i), r = ref[i];
-        if (!(fabs(g - r) <= atol + rtol * fabs(r))) {
-            snprintf(check, sizeof check, "WRONG at %lld: got %.9g, expected %.9g", (long long)i, g, r);
-            return false;
+        if (!(fabs(g - r) <= atol + rtol * fabs(r)) && i < first) {
+            first = i;
         }
+    }
+    if (first < n) {
+        snprintf(check, sizeof check, "WRONG at %lld: got %.9g, expected %.9g", (long long)first,
+                 get(k, got, first), ref[first]);
+        return false;
     }
     snprintf(check, sizeof check, "ok");
     return true;
@@ -373,34 +385,58 @@ static double *reference(const Run *r, int64_t *count)
         }
         break;
     case OP_SUM:
-    case OP_MAX:
     case OP_DOT:
-    case OP_SUMSQ: {
-        int64_t isum = 0;
-        double s = c->op == OP_MAX ? -INFINITY : 0;
-        for (int64_t i = 0; i < n; i++) {
-            double v = get(k, x, i);
-            if (c->op == OP_MAX) {
-                s = v > s ? v : s;
-            } else if (ints) {
-                isum = (int64_t)((uint64_t)isum + (uint64_t)(int64_t)v);
-            } else {
+    case OP_SUMSQ: { /* in any order: exact for integers (wrapping) and dyadic sums, within rtol else */
+        uint64_t isum = 0;
+        double s = 0;
+        if (ints) {
+            PARALLEL_FOR_REDUCE(+, isum)
+            for (int64_t i = 0; i < n; i++) { isum += (uint64_t)(int64_t)get(k, x, i); }
+        } else {
+            PARALLEL_FOR_REDUCE(+, s)
+            for (int64_t i = 0; i < n; i++) {
+                double v = get(k, x, i);
                 s += c->op == OP_DOT ? v * get(k, y, i) : c->op == OP_SUMSQ ? v * v : v;
             }
         }
-        ref[0] = ints && c->op == OP_SUM ? wrap(k, isum) : s;
+        ref[0] = ints && c->op == OP_SUM ? wrap(k, (int64_t)isum) : s;
+        *count = 1;
+        break;
+    }
+    case OP_MAX: {
+        double s = -INFINITY;
+        PARALLEL_FOR_REDUCE(max, s)
+        for (int64_t i = 0; i < n; i++) { s = fmax(s, get(k, x, i)); }
+        ref[0] = s;
         *count = 1;
         break;
     }
     case OP_SCAN_INCL:
-    case OP_SCAN_EXCL: {
-        int64_t iacc = 0;
-        double acc = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (c->op == OP_SCAN_EXCL) { ref[i] = ints ? wrap(k, iacc) : acc; }
-            double v = get(k, x, i);
-            if (ints) { iacc = (int64_t)((uint64_t)iacc + (uint64_t)(int64_t)v); } else { acc += v; }
-            if (c->op == OP_SCAN_INCL) { ref[i] = ints ? wrap(k, iacc) : acc; }
+    case OP_SCAN_EXCL: { /* each part's total, then each part from the totals before it */
+        const int64_t part = (n + HOST_PARTS - 1) / HOST_PARTS;
+        uint64_t itot[HOST_PARTS + 1] = { 0 };
+        double tot[HOST_PARTS + 1] = { 0 };
+        PARALLEL_FOR
+        for (int p = 0; p < HOST_PARTS; p++) {
+            for (int64_t i = p * part; i < n && i < (p + 1) * part; i++) {
+                double v = get(k, x, i);
+                if (ints) { itot[p + 1] += (uint64_t)(int64_t)v; } else { tot[p + 1] += v; }
+            }
+        }
+        for (int p = 0; p < HOST_PARTS; p++) {
+            itot[p + 1] += itot[p];
+            tot[p + 1] += tot[p];
+        }
+        PARALLEL_FOR
+        for (int p = 0; p < HOST_PARTS; p++) {
+            uint64_t iacc = itot[p];
+            double acc = tot[p];
+            for (int64_t i = p * part; i < n && i < (p + 1) * part; i++) {
+                if (c->op == OP_SCAN_EXCL) { ref[i] = ints ? wrap(k, (int64_t)iacc) : acc; }
+                double v = get(k, x, i);
+                if (ints) { iacc += (uint64_t)(int64_t)v; } else { acc += v; }
+                if (c->op == OP_SCAN_INCL) { ref[i] = ints ? wrap(k, (int64_t)iacc) : acc; }
+            }
         }
         break;
     }
@@ -409,13 +445,23 @@ static double *reference(const Run *r, int64_t *count)
         for (int64_t i = 0; i < n; i++) { ref[i] = v = get(k, x, i) * v + get(k, y, i); }
         break;
     }
-    case OP_FILTER: {
-        int64_t kept = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double v = get(k, x, i);
-            if (v > 0) { ref[kept++] = v; }
+    case OP_FILTER: { /* each part's count, then each part's kept values from its offset */
+        const int64_t part = (n + HOST_PARTS - 1) / HOST_PARTS;
+        int64_t kept[HOST_PARTS + 1] = { 0 };
+        PARALLEL_FOR
+        for (int p = 0; p < HOST_PARTS; p++) {
+            for (int64_t i = p * part; i < n && i < (p + 1) * part; i++) { kept[p + 1] += get(k, x, i) > 0; }
         }
-        *count = kept;
+        for (int p = 0; p < HOST_PARTS; p++) { kept[p + 1] += kept[p]; }
+        PARALLEL_FOR
+        for (int p = 0; p < HOST_PARTS; p++) {
+            int64_t o = kept[p];
+            for (int64_t i = p * part; i < n && i < (p + 1) * part; i++) {
+                double v = get(k, x, i);
+                if (v > 0) { ref[o++] = v; }
+            }
+        }
+        *count = kept[HOST_PARTS];
         break;
     }
     case OP_ROW_SUMS:
@@ -440,7 +486,9 @@ static double *reference(const Run *r, int64_t *count)
     case OP_LOGSUMEXP:
     case OP_SOFTMAX_STATS: {
         double mx = -INFINITY, s = 0;
+        PARALLEL_FOR_REDUCE(max, mx)
         for (int64_t i = 0; i < n; i++) { mx = fmax(mx, get(k, x, i)); }
+        PARALLEL_FOR_REDUCE(+, s)
         for (int64_t i = 0; i < n; i++) { s += exp(get(k, x, i) - mx); }
         ref[0] = c->op == OP_LOGSUMEXP ? mx + log(s) : mx;
         ref[1] = s;
@@ -449,8 +497,10 @@ static double *reference(const Run *r, int64_t *count)
     }
     case OP_MEAN_VAR: {
         double s = 0, q = 0;
+        PARALLEL_FOR_REDUCE(+, s)
         for (int64_t i = 0; i < n; i++) { s += get(k, x, i); }
         double mean = s / (double)n;
+        PARALLEL_FOR_REDUCE(+, q)
         for (int64_t i = 0; i < n; i++) { q += (get(k, x, i) - mean) * (get(k, x, i) - mean); }
         ref[0] = mean;
         ref[1] = q / (double)n;
@@ -577,8 +627,17 @@ static void case_id(const Case *c, char *buf, size_t size)
     snprintf(buf, size, "%s_%s", c->name, kind_name(c->kind));
 }
 
+/* seconds on the host's clock (C11's timespec_get): where a case's wall time goes */
+static double now_s(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void run_case(Lib *lib, const Case *c, int64_t n, int64_t m, FILE *out)
 {
+    const double t0 = now_s();
     Run r;
     memset(&r, 0, sizeof r);
     r.c = c;
@@ -629,20 +688,25 @@ static void run_case(Lib *lib, const Case *c, int64_t n, int64_t m, FILE *out)
             die("gpuc_mem_alloc", st);
         }
     }
+    const double t1 = now_s();
     Timing t = time_calls(&r);
+    const double t2 = now_s();
     int64_t out_n = 0;
     verify(&r, &out_n);
+    const double t3 = now_s();
     char extra[64] = "";
     if (c->op == OP_FILTER) {
         snprintf(extra, sizeof extra, ", \"out_n\": %lld", (long long)out_n);
     }
     fprintf(out,
             "{\"src\": \"gpuc_lib\", \"case\": \"%s\", \"dtype\": \"%s\", \"n\": %lld, \"m\": %lld, \"us\": %.3f, "
-            "\"us_min\": %.3f, \"reps\": %d, \"check\": \"%s\"%s}\n",
-            c->name, kind_name(k), (long long)n, (long long)m, t.med_us, t.min_us, t.reps, check, extra);
+            "\"us_min\": %.3f, \"reps\": %d, \"check\": \"%s\"%s, "
+            "\"wall_s\": {\"inputs\": %.2f, \"time\": %.2f, \"check\": %.2f}}\n",
+            c->name, kind_name(k), (long long)n, (long long)m, t.med_us, t.min_us, t.reps, check, extra, t1 - t0,
+            t2 - t1, t3 - t2);
     fflush(out);
-    fprintf(stderr, "  gpuc_lib   %-16s %-4s n=%-11lld m=%-6lld %10.2f us  %s\n", c->name, kind_name(k),
-            (long long)n, (long long)m, t.med_us, check);
+    fprintf(stderr, "  gpuc_lib   %-16s %-4s n=%-11lld m=%-6lld %10.2f us  %s  (s: inputs %.1f, time %.1f, check %.1f)\n",
+            c->name, kind_name(k), (long long)n, (long long)m, t.med_us, check, t1 - t0, t2 - t1, t3 - t2);
     for (int i = 0; i < r.nin; i++) {
         gpuc_mem_free(r.ctx, r.in[i].dev);
         free(r.in[i].host);
