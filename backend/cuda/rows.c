@@ -654,6 +654,26 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
     be_line(b, "}");
 }
 
+/* The 1-D map fused at the row (ir/fuse_rows.c: cross-entropy's lse -
+ * A[i, t[i]]), at the row's store: its params the row's results, index 0
+ * the row; its reads keep their bounds checks.  Its outputs follow the
+ * reduction outs. */
+static void row_per_row(CuEmit *c, IrStmt *s, char ***racc) {
+    int nred = ir_stmt_red_width(s), memo = c->x.nmemo;
+    const char **args = calloc((size_t)nred + 1, sizeof *args);
+    for (int r = 0, at = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { args[at++] = racc[r][j]; }
+    }
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "gpuc_not_per_row";  /* never read: a compile error if it were */
+    const char **res = calloc((size_t)s->per_row->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->per_row, args, res);
+    for (int r = 0; r < s->per_row->nres; r++) { be_line(c->b, "%s[g_row] = %s;", be_vname(s->outs[nred + r]), res[r]); }
+    free(res);
+    free(args);
+    c->x.nmemo = memo;
+}
+
 /* ROW PAIR: the row's threads combine the online softmax pair acc: the
  * row's maximum first, then each thread's sum scaled to it (one exp a
  * thread), summed: every thread gets the operator's result over the row. */
@@ -965,10 +985,16 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     }
     if (cl) { row_cluster_combine(c, s, id, racc); }
     be_line(b, "if (g_lane == 0 && g_row < %s%s) {", rows, cl ? " && g_rank == 0" : "");
+    b->indent++;
     int o = 0;
     for (int r = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+        for (int j = 0; j < s->reds[r].arity; j++, o++) {
+            /* a result only the per-row map reads is not stored */
+            if (!s->per_row || s->outs[o]->nuses > 0) { be_line(b, "%s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
+        }
     }
+    if (s->per_row) { row_per_row(c, s, racc); }
+    b->indent--;
     be_line(b, "}");
     if (post) {
         int memo = c->x.nmemo;
