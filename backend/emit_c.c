@@ -443,6 +443,19 @@ static void emit_segred(CEmit *c, IrStmt *s) {
     for (int i = 0; i < s->nreds; i++) {
         for (int k = 0; k < s->reds[i].arity; k++) { be_line(b, "%s[%s] = %s;", be_vname(s->outs[o++]), outer, racc[i][k]); }
     }
+    if (s->per_row) {
+        /* the 1-D map fused at the row (ir/fuse_rows.c): the row's results, the row's index */
+        const char **args = calloc((size_t)o + 1, sizeof *args);
+        for (int i = 0, at = 0; i < s->nreds; i++) {
+            for (int k = 0; k < s->reds[i].arity; k++) { args[at++] = racc[i][k]; }
+        }
+        c->x.idx[0] = shard_row_index(c, s);
+        const char **pres = calloc((size_t)s->per_row->nres + 1, sizeof *pres);
+        be_lambda(&c->x, s->per_row, args, pres);
+        for (int r = 0; r < s->per_row->nres; r++) { be_line(b, "%s[%s] = %s;", be_vname(s->outs[o + r]), outer, pres[r]); }
+        free(pres);
+        free(args);
+    }
     if (s->post) {
         /* the post over the row again: its elements and the row's results */
         be_line(b, "for (int64_t i1 = 0; i1 < %s; i1++) {", cols);

@@ -16,6 +16,19 @@
  * (LayerNorm: q = map(r) |s, ss| (s / m, 1 / sqrt(...)), then y = f(x,
  * q[i0]): q's body is inlined, so the post reads the row's results);
  * everything else it reads must exist before S, since the map moves up to S.
+ *
+ * A 1-D map over the rows that reads S's results only at its own row and
+ * otherwise only arrays that exist before S (cross-entropy: lse[i] -
+ * A[i, t[i]], a bounds-checked gather in row i) becomes S's `per_row`
+ * (S without a post):
+ *
+ *   r = reduce_axis[axis 1](ins) ...
+ *   y = map1d(r, ...) |a, ...| g(a, ..., i0)
+ * ->
+ *   r, y = reduce_axis[axis 1](ins) ... per_row |r| g(r, ..., i0)
+ *
+ * so the row kernel computes y at its per-row store, one launch instead of
+ * two.  Its reads keep their bounds checks (the same READ expressions).
  */
 #include "ir.h"
 
@@ -144,8 +157,49 @@ static bool reads_before(IrEntry *en, IrStmt *s, int si, IrExpr *e) {
     return true;
 }
 
+/* A 1-D map c over the rows of s into s's per_row (see the top). */
+static bool try_fuse_per_row(IrModule *m, IrEntry *e, IrStmt *s, IrStmt *c) {
+    if (c->kind != IR_S_SCREMA || c->rank != 1 || c->nscans || c->nreds || c->post || c->dead || s->post) { return false; }
+    if (c->w[0] != s->w[0] || ir_stmt_nmapped(c) != c->nouts || !reads_result(c, s)) { return false; }
+    int nred = ir_stmt_red_width(s);
+    Rw w = { m, e, s, NULL, NULL, { 0 }, false };
+    w.pin = ir_alloc(m->arena, sizeof *w.pin * (size_t)(c->nins + 1));
+    w.pred = ir_alloc(m->arena, sizeof *w.pred * (size_t)(s->nouts + 1));
+    for (int o = 0; o < nred; o++) { w.pred[o] = ir_e_param(m, s->outs[o]->elem, o); }
+    /* c's elements are its inputs read at its own row */
+    for (int j = 0; j < c->nins && !w.bad; j++) { w.pin[j] = rw(&w, ir_e_read(m, c->ins[j], ir_e_idx(m, 0), NULL)); }
+    IrExpr **res = ir_alloc(m->arena, sizeof *res * (size_t)(c->map->nres + 1));
+    for (int r = 0; r < c->map->nres && !w.bad; r++) { res[r] = rw(&w, c->map->res[r]); }
+    free(w.memo.from);
+    free(w.memo.to);
+    bool ok = !w.bad;
+    int si = ir_stmt_index(e, s);
+    for (int r = 0; r < c->map->nres && ok; r++) { ok = ir_expr_tree_size(res[r]) <= IR_MAX_EXPR_TREE && reads_before(e, s, si, res[r]); }
+    if (!ok) {
+        ir_explain(m, e, "  not fused: map (line %d) into the row reduction (line %d) per row: %s", c->line, s->line,
+                   w.bad ? "it reads the reductions other than at its own row" : "it reads a value computed after the reduction");
+        return false;
+    }
+    if (!s->per_row) {
+        IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(nred + 1));
+        for (int o = 0; o < nred; o++) { pt[o] = s->outs[o]->elem; }
+        s->per_row = ir_lambda_new(m, nred, pt, 0);
+    }
+    IrLambda *p = s->per_row;
+    IrExpr **nr = ir_alloc(m->arena, sizeof *nr * (size_t)(p->nres + c->map->nres + 1));
+    for (int r = 0; r < p->nres; r++) { nr[r] = p->res[r]; }
+    for (int r = 0; r < c->map->nres; r++) { nr[p->nres + r] = res[r]; }
+    p->res = nr;
+    p->nres += c->map->nres;
+    for (int o = 0; o < c->nouts; o++) { ir_stmt_add_out(m, s, c->outs[o]); }
+    c->dead = true;
+    const char *what = ir_fmt(m->arena, "map@%d (per row: at the row's store)", c->line);
+    s->note = s->note ? ir_fmt(m->arena, "%s, %s", s->note, what) : what;
+    return true;
+}
+
 static bool try_fuse(IrModule *m, IrEntry *e, IrStmt *s, IrStmt *c) {
-    if (c->kind != IR_S_SCREMA || c->rank != 2 || c->nscans || c->nreds || c->post || c->dead) { return false; }
+    if (c->kind != IR_S_SCREMA || c->rank != 2 || c->nscans || c->nreds || c->post || c->dead || s->per_row) { return false; }
     if (c->w[0] != s->w[0] || c->w[1] != s->w[1] || !reads_result(c, s)) { return false; }
     int nred = ir_stmt_red_width(s);
     Rw w = { m, e, s, NULL, NULL, { 0 }, false };
@@ -201,6 +255,7 @@ void ir_fuse_rows(IrModule *m) {
             IrStmt *s = e->stmts[i];
             if (s->dead || s->kind != IR_S_SEGRED || s->axis != 1 || s->nins == 0) { continue; }
             for (int j = i + 1; j < e->nstmts; j++) { try_fuse(m, e, s, e->stmts[j]); }
+            for (int j = i + 1; j < e->nstmts; j++) { try_fuse_per_row(m, e, s, e->stmts[j]); }
         }
     }
 }

@@ -432,6 +432,7 @@ void ir_stmt_visit_reads(IrStmt *s, IrValueVisitor f, void *ctx) {
     if (s->dest) { f(s->dest, ctx); }
     visit_lambda(s->map, f, ctx);
     visit_lambda(s->post, f, ctx);
+    visit_lambda(s->per_row, f, ctx);
     for (int i = 0; i < s->nscans; i++) { visit_lambda(s->scans[i].op, f, ctx); }
     for (int i = 0; i < s->nreds; i++) { visit_lambda(s->reds[i].op, f, ctx); }
 }
@@ -506,6 +507,7 @@ void ir_replace_uses(IrEntry *e, IrValue *from, IrValue *to) {
         if (s->dest == from) { s->dest = to; }
         replace_in_lambda(s->map, from, to);
         replace_in_lambda(s->post, from, to);
+        replace_in_lambda(s->per_row, from, to);
         for (int k = 0; k < s->nscans; k++) { replace_in_lambda(s->scans[k].op, from, to); }
         for (int k = 0; k < s->nreds; k++) { replace_in_lambda(s->reds[k].op, from, to); }
         for (int k = 0; k < s->nouts; k++) {

@@ -209,11 +209,15 @@ struct IrStmt {
                          * SEGRED axis 1: params = elements of ins ++ the row's
                          * reduction results, results = 2-D outs after the
                          * reduction outs (ir/fuse_rows.c) */
+    IrLambda *per_row;  /* optional, SEGRED axis 1 without a post: a 1-D map
+                         * at each row, params = the row's reduction
+                         * results, index 0 the row; results = 1-D outs
+                         * after the reduction outs (ir/fuse_rows.c) */
     int axis;           /* SEGRED: 1 = along rows (result per row), 0 = per column */
     IrValue *dest;      /* SCATTER */
     int nouts;
     IrValue **outs;     /* SCREMA: scan/post outs ++ red outs ++ map outs;
-                         * SEGRED: red outs ++ post outs */
+                         * SEGRED: red outs ++ post outs (or per_row outs) */
     const char *note;   /* fusion notes (explain) */
     bool dead;
     bool sharded;       /* ir_shard: runs on this rank's shard of w[0] (docs/sharding.md) */

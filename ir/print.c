@@ -210,6 +210,10 @@ static void print_stmt(FILE *o, Pr *p, IrStmt *s) {
         fputs(" post ", o);
         plambda(o, p, s->post);
     }
+    if (s->per_row) {
+        fputs(" per_row ", o);
+        plambda(o, p, s->per_row);
+    }
     fprintf(o, "  ; line %d\n", s->line);
 }
 

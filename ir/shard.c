@@ -218,6 +218,7 @@ static void check_stmt(Shard *sh, IrStmt *s) {
     bool own = rows && (s->kind == IR_S_SCREMA || s->kind == IR_S_FILTER);
     localize_lambda(sh, s, s->map, own, rows);
     localize_lambda(sh, s, s->post, false, rows);
+    localize_lambda(sh, s, s->per_row, false, rows);
     for (int i = 0; i < s->nscans; i++) { localize_lambda(sh, s, s->scans[i].op, false, false); }
     for (int i = 0; i < s->nreds; i++) { localize_lambda(sh, s, s->reds[i].op, false, false); }
     if (s->kind == IR_S_FILTER && rows) { add_sharded_size(sh, s->outs[s->nouts - 1], false); }

@@ -388,6 +388,84 @@ static void row_stash_pass_n(CuEmit *c, IrKernel *k, bool fill, RowUse use, int 
 
 static void row_bulk_issue(CuEmit *c, IrKernel *k, int id, bool next);
 
+/* ROW PAIR: the plain kernel's only reduction is the online softmax pair
+ * of fuse_dependent_reduce (operator "online_softmax": (max, sum scaled to
+ * it); row logsumexp, cross-entropy).  The operator per element costs two
+ * exps and a serial chain through the pair; row_pair_group folds a group
+ * of loaded vectors at once and row_pair_combine combines the row's
+ * threads max first.  -DGPUC_ROW_PAIR_FOLD=0 keeps the operator per
+ * element (a comparison). */
+/* row_pair_group's independent sums: ptxas, sm_90, xent's 8 vectors a
+ * lane in flight: 64 registers, no spills at 2 or 4; 8 spilled 20 bytes */
+#define ROW_PAIR_SUMS 4
+static bool row_pair_ok(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    return k->vectorize && !s->post && s->nreds == 1 && s->reds[0].arity == 2 && s->reds[0].name &&
+           strcmp(s->reds[0].name, "online_softmax") == 0;
+}
+
+/* The group's map results (x, w) of vectors vb + u * g_tpr (u < n, those
+ * below g_nv, loaded into `regs`<u>_<input>): pass 0 takes their maximum
+ * g_gm, pass 1 adds w * exp(x - g_gm) into one accumulator per vector. */
+static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, int pass) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    bool f32 = s->reds[0].op->ptypes[0] == IR_F32;
+    for (int u = 0; u < n; u++) {
+        be_line(b, "if (%s < g_nv) {", row_vidx(c, vb, u));
+        b->indent++;
+        be_line(b, "const %s g_v = %s;", row_narrow(vb) ? "int" : "int64_t", row_vidx(c, vb, u));
+        for (int l = 0; l < k->vec; l++) {
+            be_line(b, "{ /* lane %d */", l);
+            b->indent++;
+            be_line(b, "const int64_t g_col = g_head + g_v * %d + %d;  (void)g_col;", k->vec, l);
+            int memo = c->x.nmemo;
+            c->x.idx[0] = "g_row";
+            c->x.idx[1] = row_col;
+            const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
+            for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d_%d.v[%d]", regs, u, i, l); }
+            const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+            be_lambda(&c->x, s->map, pn, res);
+            if (pass == 0) {
+                be_line(b, "g_gm = %s(g_gm, %s);", f32 ? "fmaxf" : "fmax", res[0]);
+            } else {
+                /* x == max also covers x = max = +-inf, as the operator does */
+                be_line(b, "g_gs%d += %s == g_gm ? %s : %s * %s(%s - g_gm);", u % ROW_PAIR_SUMS, res[0], res[1], res[1], f32 ? "expf" : "exp", res[0]);
+            }
+            free(res);
+            free(pn);
+            c->x.nmemo = memo;
+            b->indent--;
+            be_line(b, "}");
+        }
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
+/* Fold the group of row_pair_pass into the pair acc: the group's maximum,
+ * the running sum rescaled to it once, then one exp per element (the same
+ * exp as the operator's), summed in n independent accumulators. */
+static void row_pair_group(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, char **acc) {
+    BeBuf *b = c->b;
+    IrScalar t = k->stmt->reds[0].op->ptypes[0];
+    const char *T = ct(t), *ex = t == IR_F32 ? "expf" : "exp";
+    be_line(b, "{ /* the online (max, sum) pair over the %d vectors: their maximum, the sum rescaled once, one exp per element */", n);
+    b->indent++;
+    be_line(b, "%s g_gm = %s;", T, acc[0]);
+    row_pair_pass(c, k, n, vb, regs, 0);
+    be_line(b, "%s = %s == g_gm ? %s : %s * %s(%s - g_gm);", acc[1], acc[0], acc[1], acc[1], ex, acc[0]);
+    be_line(b, "%s = g_gm;", acc[0]);
+    int ns = n < ROW_PAIR_SUMS ? n : ROW_PAIR_SUMS;
+    for (int u = 0; u < ns; u++) { be_line(b, "%s g_gs%d = (%s)0;", T, u, T); }
+    row_pair_pass(c, k, n, vb, regs, 1);
+    const char *sum = "g_gs0";
+    for (int u = 1; u < ns; u++) { sum = be_strf(&c->x, "%s + g_gs%d", sum, u); }
+    be_line(b, "%s += %s;", acc[1], sum);
+    b->indent--;
+    be_line(b, "}");
+}
+
 /* The vectors of the row: with a post, the first `items` per lane stay in
  * registers (g_c<u>_<input>, declared per row) for phase 2, the next ones
  * in the stash (row_stash_pass), and the rest (rows longer than that, read
@@ -462,7 +540,18 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
     b->indent++;
     declare_regs(c, k, F, "g_a");
     row_loads(c, k, F, "g_vb", "g_a", "g_nv", false);
-    row_uses(c, k, F, "g_vb", "g_a", use, "g_nv", racc);
+    if (row_pair_ok(k)) {
+        int memo = c->x.nmemo;
+        be_printf(b, "#if GPUC_ROW_PAIR_FOLD\n");
+        row_pair_group(c, k, F, "g_vb", "g_a", racc[0]);
+        c->x.nmemo = memo;
+        be_printf(b, "#else\n");
+        row_uses(c, k, F, "g_vb", "g_a", use, "g_nv", racc);
+        c->x.nmemo = memo;
+        be_printf(b, "#endif\n");
+    } else {
+        row_uses(c, k, F, "g_vb", "g_a", use, "g_nv", racc);
+    }
     b->indent--;
     be_line(b, "}");
 }
@@ -602,6 +691,43 @@ static void row_allreduce(CuEmit *c, IrStmt *s, int id, char ***racc) {
     be_line(b, "__syncthreads();  /* the shared values are rewritten by the next row */");
     b->indent--;
     be_line(b, "}");
+}
+
+/* The 1-D map fused at the row (ir/fuse_rows.c: cross-entropy's lse -
+ * A[i, t[i]]), at the row's store: its params the row's results, index 0
+ * the row; its reads keep their bounds checks.  Its outputs follow the
+ * reduction outs. */
+static void row_per_row(CuEmit *c, IrStmt *s, char ***racc) {
+    int nred = ir_stmt_red_width(s), memo = c->x.nmemo;
+    const char **args = calloc((size_t)nred + 1, sizeof *args);
+    for (int r = 0, at = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { args[at++] = racc[r][j]; }
+    }
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "gpuc_not_per_row";  /* never read: a compile error if it were */
+    const char **res = calloc((size_t)s->per_row->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->per_row, args, res);
+    for (int r = 0; r < s->per_row->nres; r++) { be_line(c->b, "%s[g_row] = %s;", be_vname(s->outs[nred + r]), res[r]); }
+    free(res);
+    free(args);
+    c->x.nmemo = memo;
+}
+
+/* ROW PAIR: the row's threads combine the online softmax pair acc: the
+ * row's maximum first, then each thread's sum scaled to it (one exp a
+ * thread), summed: every thread gets the operator's result over the row. */
+static void row_pair_combine(CuEmit *c, IrStmt *s, int id, char **acc) {
+    BeBuf *b = c->b;
+    IrScalar t = s->reds[0].op->ptypes[0];
+    const char *T = ct(t), *mx = t == IR_F32 ? "fmaxf" : "fmax", *ex = t == IR_F32 ? "expf" : "exp";
+    be_line(b, "/* the row's threads combine: the row's maximum, then the sums scaled to it */");
+    be_line(b, "%s g_mx = %s;", T, acc[0]);
+    row_allreduce1(c, "g_mx", be_strf(&c->x, "%s(%%s, %%s)", mx), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())",
+                   be_strf(&c->x, "g_sh%d_0_0", id));
+    be_line(b, "%s g_sum = %s == g_mx ? %s : %s * %s(%s - g_mx);", T, acc[0], acc[1], acc[1], ex, acc[0]);
+    row_allreduce1(c, "g_sum", "%s + %s", be_strf(&c->x, "(%s)0", T), be_strf(&c->x, "g_sh%d_0_1", id));
+    be_line(b, "%s = g_mx;", acc[0]);
+    be_line(b, "%s = g_sum;", acc[1]);
 }
 
 /* A row reduction: g_tpr threads per row, chosen by the host from the row
@@ -808,6 +934,9 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     bool cl = row_cluster_variant;
     if (cl) { row_cluster_helpers(c); }
     if (st.on) { row_bulk_helpers(c); }
+    if (row_pair_ok(k)) {
+        be_printf(b, "#ifndef GPUC_ROW_PAIR_FOLD\n#define GPUC_ROW_PAIR_FOLD 1  /* -DGPUC_ROW_PAIR_FOLD=0: the online softmax pair folded per element (a comparison) */\n#endif\n");
+    }
     kernel_comment(c, k);
     /* with a stash, at most 128 registers a thread (the blocks' count the
      * launcher's stash sizes assume: grep "ROW STASH") */
@@ -958,15 +1087,27 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     }
     if (sm) {
         row_softmax_regs(c, k, id, racc[0]);
+    } else if (row_pair_ok(k)) {
+        be_printf(b, "#if GPUC_ROW_PAIR_FOLD\n");
+        row_pair_combine(c, s, id, racc[0]);
+        be_printf(b, "#else\n");
+        row_allreduce(c, s, id, racc);
+        be_printf(b, "#endif\n");
     } else {
         row_allreduce(c, s, id, racc);
     }
     if (cl) { row_cluster_combine(c, s, id, racc); }
     be_line(b, "if (g_lane == 0 && g_row < %s%s) {", rows, cl ? " && g_rank == 0" : "");
+    b->indent++;
     int o = 0;
     for (int r = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o++]), racc[r][j]); }
+        for (int j = 0; j < s->reds[r].arity; j++, o++) {
+            /* a result only the per-row map reads is not stored */
+            if (!s->per_row || s->outs[o]->nuses > 0) { be_line(b, "%s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
+        }
     }
+    if (s->per_row) { row_per_row(c, s, racc); }
+    b->indent--;
     be_line(b, "}");
     if (post) {
         int memo = c->x.nmemo;
