@@ -210,7 +210,10 @@ static const char *not_sharded(const BeLibOptions *o, int i) {
     if (shard_twin(o, i)) { return NULL; }
     IrEntry *e = o->sharded ? o->sharded->entries[i] : NULL;
     if (!e) { return "no sharded form was built"; }
-    if (e->nshards > 0) { return "not on the GPU yet: a scan with a map fused after it, or a column reduction"; }
+    if (e->nshards > 0) {
+        const char *why = be_cuda_shard_unsupported(e);
+        return ir_fmt(o->sharded->arena, "not on the GPU yet: %s", why ? why : "no GPU combine");
+    }
     return "it reads or writes across shards; gpuc --emit=c-shard names the construct";
 }
 
