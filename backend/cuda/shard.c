@@ -16,16 +16,19 @@
  * device buffers, on the launcher's stream; the few bytes of partials are
  * staged through a small device buffer (gpuc_shard_gather).
  *
- * A sharded scan (1-D, no post) runs three kernels: this shard's totals
- * (a reduction kernel over the scan's map with the scan operators, made
- * here), the local scan (the plain scan kernel), then, once the totals of
- * the earlier ranks are gathered and folded in rank order into this rank's
+ * A sharded scan (1-D) runs three kernels: this shard's totals (a
+ * reduction kernel over the scan's map with the scan operators, made here),
+ * the local scan (the plain scan kernel), then, once the totals of the
+ * earlier ranks are gathered and folded in rank order into this rank's
  * prefix P, a fix-up out[i] = P op out[i] (P on the left: non-commutative
- * operators are right; an exclusive scan's out[0] = ne becomes P).
+ * operators are right; an exclusive scan's out[0] = ne becomes P). With a
+ * post (a map fused after the scan), the scan kernel runs without it into
+ * temporaries and the fix-up applies P, then the post, into the post's
+ * outputs (the entry scalars and the index it uses are its parameters).
  *
- * Not yet on the GPU: scans with a post (a map fused after the scan) and
- * column reductions; the entries with them are left out of the sharded
- * output, with a note.
+ * Not yet on the GPU (be_cuda_shard_unsupported): a post that reads an
+ * array, 2-D scans, scatters; the entries with them are left out of the
+ * sharded output, with a note.
  */
 #include "cuda_emit.h"
 
