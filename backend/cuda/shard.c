@@ -252,6 +252,7 @@ static void emit_fix_kernel(CuEmit *c, ShardScan *ss) {
             if (p) {
                 scanned[o + j] = be_strf(&c->x, "g_y%d", o + j);
                 be_line(b, "const %s %s = %s;", ct(op->op->ptypes[j]), scanned[o + j], res[j]);
+                be_line(b, "(void)%s;  /* the post may not read every component */", scanned[o + j]);
             } else {
                 be_line(b, "g_o%d[g_i] = %s;", o + j, res[j]);
             }
