@@ -49,6 +49,8 @@ void be_buf_free(BeBuf *b);
 /* shard.c: the sharded launchers gpuc_dev_shard_NAME alone, over the
  * runtime's host interface (--emit=program); gpu[i]: entry i has one. */
 void be_cuda_shard_launchers(BeBuf *b, IrModule *m, bool *gpu);
+/* Why the CUDA backend cannot shard entry e (after ir_shard), or NULL. */
+const char *be_cuda_shard_unsupported(IrEntry *e);
 
 /* emit_c.c's sharded-entry prelude (the gpuc_comm vtable, with `table` the
  * call table's types; the host gpuc_shard_size only for C) and call table. */

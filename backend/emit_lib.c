@@ -210,7 +210,10 @@ static const char *not_sharded(const BeLibOptions *o, int i) {
     if (shard_twin(o, i)) { return NULL; }
     IrEntry *e = o->sharded ? o->sharded->entries[i] : NULL;
     if (!e) { return "no sharded form was built"; }
-    if (e->nshards > 0) { return "not on the GPU yet: a scan with a map fused after it, or a column reduction"; }
+    if (e->nshards > 0) {
+        const char *why = be_cuda_shard_unsupported(e);
+        return ir_fmt(o->sharded->arena, "not on the GPU yet: %s", why ? why : "no GPU combine");
+    }
     return "it reads or writes across shards; gpuc --emit=c-shard names the construct";
 }
 
@@ -377,8 +380,9 @@ int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o) {
         " * index arrays (the bounds check), wait for their kernels. An upload from\n"
         " * pinned host memory must stay untouched until the stream is synchronized.\n"
         " * Threads: every function may be called from any thread; the host part of\n"
-        " * entry calls is serialized by one lock per library (kernels still overlap\n"
-        " * with the host). Arrays belong to the lib they were made with.\n"
+        " * entry calls is serialized by one lock per lib handle (kernels still overlap\n"
+        " * with the host); handles run concurrently. Arrays belong to the lib they\n"
+        " * were made with.\n"
         " * Struct and tuple values are passed as their components (struct of\n"
         " * arrays), named like the program runner's with '_' for '.'. */\n",
         L, o->version ? o->version : "", o->source ? o->source : m->file, L, L, L, L, L, L, L, L);
@@ -397,8 +401,8 @@ int be_emit_lib_header(FILE *out, IrModule *m, const BeLibOptions *o) {
         " * ncclCommInitRank; the caller keeps it and destroys it after %s_free): entries\n"
         " * marked `sharded` below then run on this rank's shards, combined through NCCL,\n"
         " * called on every rank alike; the others run plain on each rank. ctx: a context\n"
-        " * on the communicator's device (NULL: device 0). One rank per process: the\n"
-        " * entries of one library are serialized by one lock. No libnccl:\n"
+        " * on the communicator's device (NULL: device 0). Several ranks in one process:\n"
+        " * one handle (and context) per rank, each called from its own thread. No libnccl:\n"
         " * GPUC_ERROR_NO_NCCL and what was tried (docs/sharding.md). */\n"
         "GpucStatus %s_new_comm(GpucContext *ctx, void *nccl_comm /* ncclComm_t */, %s_lib **lib);\n"
         "GpucStatus %s_free(%s_lib *lib);   /* NULL is ok; before gpuc_context_free */\n"
@@ -480,11 +484,12 @@ static void lib_support(BeBuf *b, const char *L) {
         "struct %s_lib {\n"
         "    GpucContext *ctx; int own_ctx; GpucModule *module; GpucKernels kernels;\n"
         "    GpucComm *comm;   /* NAME_new_comm: the caller's ncclComm_t wrapped (gpuc_comm_nccl.c); NULL: plain */\n"
+        "    pthread_mutex_t lock;  /* the host part of this handle's entry calls (its kernel cache) */\n"
         "};\n"
         "typedef struct GpucLibArray { int64_t shape[2]; int rank; size_t elem; GpucDevPtr data; int owned; } GpucLibArray;\n"
-        "/* one lock per library: the host part of entry calls (the launch helpers'\n"
-        " * state and the out-of-bounds record are shared) */\n"
-        "static pthread_mutex_t gpuc_lib_lock = PTHREAD_MUTEX_INITIALIZER;\n"
+        "/* one lock per handle (lib->lock): handles on other contexts, e.g. one rank\n"
+        " * of a communicator each, run their entries concurrently; the out-of-bounds\n"
+        " * record and the messages are per thread */\n"
         "static _Thread_local char gpuc_lib_msg[2048];\n"
         "GPUC_LIB_API const char *%s_last_error(void) { return gpuc_lib_msg; }\n"
         "static GpucStatus gpuc_lib_fail(GpucStatus st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));\n"
@@ -529,6 +534,7 @@ static void lib_support(BeBuf *b, const char *L) {
         "        free(lib);\n"
         "        return st;\n"
         "    }\n"
+        "    pthread_mutex_init(&lib->lock, NULL);\n"
         "    *out = lib;\n"
         "    return GPUC_SUCCESS;\n"
         "}\n"
@@ -552,6 +558,7 @@ static void lib_support(BeBuf *b, const char *L) {
         "    GpucStatus st = gpuc_module_free(lib->module);\n"
         "    gpuc_comm_nccl_free(lib->comm);\n"
         "    if (lib->own_ctx) { GpucStatus s2 = gpuc_context_free(lib->ctx); if (st == GPUC_SUCCESS) { st = s2; } }\n"
+        "    pthread_mutex_destroy(&lib->lock);\n"
         "    free(lib);\n"
         "    return st == GPUC_SUCCESS ? st : gpuc_lib_fail(st, \"%s_free: %%s\", gpuc_last_error());\n"
         "}\n"
@@ -716,7 +723,7 @@ static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e, bool sharded) {
         be_line(b, "%s *g_r%d = NULL;", ir_scalar_ctype(v->elem), i);
         be_line(b, "int64_t g_r%d_shape[2] = { 0, 1 };", i);
     }
-    be_line(b, "pthread_mutex_lock(&gpuc_lib_lock);");
+    be_line(b, "pthread_mutex_lock(&lib->lock);");
     be_line(b, "GpucHost g_host, *gpuc_h = &g_host;");
     be_line(b, "gpuc_h_init(gpuc_h, lib->ctx, lib->module, &lib->kernels);");
     /* the launcher's arguments; a sharded entry on a NAME_new_comm library
@@ -744,7 +751,7 @@ static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e, bool sharded) {
     be_line(b, "}");
     be_line(b, "gpuc_h_done(gpuc_h);");
     be_line(b, "GpucStatus g_st = g_rc == 0 ? GPUC_SUCCESS : gpuc_lib_status(g_rc, \"%s\");", fn);
-    be_line(b, "pthread_mutex_unlock(&gpuc_lib_lock);");
+    be_line(b, "pthread_mutex_unlock(&lib->lock);");
     be_line(b, "if (g_st != GPUC_SUCCESS) {");
     for (int i = 0; i < cs.nout; i++) { if (cs.out[i].v->rank) { be_line(b, "    free(g_a%d);", i); } }
     be_line(b, "    return g_st;");
@@ -892,7 +899,7 @@ static void entry_into(BeBuf *b, const char *L, IrEntry *e, Comps *cs) {
         }
     }
     be_line(b, "*gpuc_used = 1;");
-    be_line(b, "pthread_mutex_lock(&gpuc_lib_lock);");
+    be_line(b, "pthread_mutex_lock(&lib->lock);");
     be_line(b, "GpucHost g_host, *gpuc_h = &g_host;");
     be_line(b, "gpuc_h_init(gpuc_h, lib->ctx, lib->module, &lib->kernels);");
     be_printf(b, "    int g_rc = gpuc_dev_%s_into(gpuc_h", e->name);
@@ -908,7 +915,7 @@ static void entry_into(BeBuf *b, const char *L, IrEntry *e, Comps *cs) {
     be_printf(b, ");\n");
     be_line(b, "gpuc_h_done(gpuc_h);");
     be_line(b, "GpucStatus g_st = g_rc == 0 ? GPUC_SUCCESS : gpuc_lib_status(g_rc, \"%s\");", fn);
-    be_line(b, "pthread_mutex_unlock(&gpuc_lib_lock);");
+    be_line(b, "pthread_mutex_unlock(&lib->lock);");
     be_line(b, "return g_st;");
     b->indent = 0;
     be_printf(b, "}\n\n");

@@ -717,7 +717,9 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     int stages = persistent ? 2 : 1;
     IrScalar t = op->op->ptypes[0], to = s->outs[0]->elem;
     const char *tn = ir_scalar_name(t), *ton = ir_scalar_name(to);
-    const char *n = be_vname(s->w[0]), *in = be_vname(scan_bulk_input(s)), *out = be_vname(s->outs[0]);
+    /* copies: be_vname's strings do not outlive the post's free values' names */
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0])), *in = be_strf(&c->x, "%s", be_vname(scan_bulk_input(s))),
+               *out = be_strf(&c->x, "%s", be_vname(s->outs[0]));
     KParams p = { 0 };
     stmt_params(c, s, &p);
     kp_add(c, &p, "unsigned long long *g_words", "g_words");

@@ -16,16 +16,19 @@
  * device buffers, on the launcher's stream; the few bytes of partials are
  * staged through a small device buffer (gpuc_shard_gather).
  *
- * A sharded scan (1-D, no post) runs three kernels: this shard's totals
- * (a reduction kernel over the scan's map with the scan operators, made
- * here), the local scan (the plain scan kernel), then, once the totals of
- * the earlier ranks are gathered and folded in rank order into this rank's
+ * A sharded scan (1-D) runs three kernels: this shard's totals (a
+ * reduction kernel over the scan's map with the scan operators, made here),
+ * the local scan (the plain scan kernel), then, once the totals of the
+ * earlier ranks are gathered and folded in rank order into this rank's
  * prefix P, a fix-up out[i] = P op out[i] (P on the left: non-commutative
- * operators are right; an exclusive scan's out[0] = ne becomes P).
+ * operators are right; an exclusive scan's out[0] = ne becomes P). With a
+ * post (a map fused after the scan), the scan kernel runs without it into
+ * temporaries and the fix-up applies P, then the post, into the post's
+ * outputs (the entry scalars and the index it uses are its parameters).
  *
- * Not yet on the GPU: scans with a post (a map fused after the scan) and
- * column reductions; the entries with them are left out of the sharded
- * output, with a note.
+ * Not yet on the GPU (be_cuda_shard_unsupported): a post that reads an
+ * array, 2-D scans, scatters; the entries with them are left out of the
+ * sharded output, with a note.
  */
 #include "cuda_emit.h"
 
@@ -47,12 +50,35 @@ const char *shard_offset_name(IrEntry *e, IrStmt *s) {
     return be_vname(z->offset);
 }
 
+/* Does x read no array? (Entry scalars and the element's index are
+ * fine: the fix-up kernel takes them as parameters.) */
+static bool reads_nothing(const IrExpr *x) {
+    if (!x) { return true; }
+    if (x->kind == IR_E_READ) { return false; }
+    for (int i = 0; i < 3; i++) {
+        if (!reads_nothing(x->a[i])) { return false; }
+    }
+    return true;
+}
+
+/* A post the fix-up kernel can apply: small (the walks here expand shared
+ * nodes) and reading no array. */
+static bool fixable_post(const IrLambda *l) {
+    for (int i = 0; i < l->nres; i++) {
+        if (ir_expr_tree_size(l->res[i]) > 1000 || !reads_nothing(l->res[i])) { return false; }
+    }
+    return true;
+}
+
 /* NULL when every sharded statement of e has a GPU combine, else what lacks one. */
-static const char *unsupported(IrEntry *e) {
+const char *be_cuda_shard_unsupported(IrEntry *e) {
     for (int i = 0; i < e->nkernels; i++) {
         IrKernel *k = &e->kernels[i];
         if (!k->stmt || !k->stmt->sharded) { continue; }
-        if (k->kind == IR_K_SCAN && (k->stmt->post || k->stmt->rank != 1)) { return "a sharded scan with a post"; }
+        if (k->kind == IR_K_SCAN && k->stmt->rank != 1) { return "a 2-D sharded scan"; }
+        if (k->kind == IR_K_SCAN && k->stmt->post && !fixable_post(k->stmt->post)) {
+            return "a sharded scan with a post that reads an array";
+        }
         if (k->stmt->kind == IR_S_SEGRED && k->stmt->axis == 0 && k->kind != IR_K_SEGRED_COL) { return "a column reduction"; }
         if (k->kind == IR_K_SCATTER) { return "a scatter"; }
     }
@@ -84,9 +110,14 @@ void cuda_shard_sizes(CuEmit *c) {
 
 typedef struct {
     IrKernel *scan;   /* the entry's scan kernel */
+    IrStmt *with_post; /* a scan with a post: its statement (outs: the post's), else NULL */
+    IrStmt scan_stmt; /* with_post: the kernel's statement, the scans into temporaries */
     IrStmt tot_stmt;  /* its map reduced with the scan operators */
     IrKernel tot;     /* the reduction kernel of tot_stmt */
     const char *fix;  /* the fix-up kernel's name */
+    int nfree;        /* with_post: the entry scalars its post uses, */
+    IrValue **free;   /* kernel parameters of the fix-up */
+    bool index;       /* with_post: its post uses the element's index */
     int id;           /* names the prefix variables g_preID_I_K */
 } ShardScan;
 
@@ -103,6 +134,22 @@ static bool is_total(const IrKernel *k) {
     return false;
 }
 
+/* The entry scalars and whether the index appear in x (a post). */
+static void post_uses(IrModule *m, ShardScan *ss, const IrExpr *x) {
+    if (!x) { return; }
+    if (x->kind == IR_E_IDX) { ss->index = true; }
+    if (x->kind == IR_E_FREE) {
+        for (int i = 0; i < ss->nfree; i++) {
+            if (ss->free[i] == x->val) { return; }
+        }
+        IrValue **grown = ir_alloc(m->arena, sizeof *grown * (size_t)(ss->nfree + 1));
+        if (ss->nfree) { memcpy(grown, ss->free, sizeof *grown * (size_t)ss->nfree); }
+        grown[ss->nfree++] = x->val;
+        ss->free = grown;
+    }
+    for (int i = 0; i < 3; i++) { post_uses(m, ss, x->a[i]); }
+}
+
 static void add_scan(IrModule *m, IrEntry *e, IrKernel *k) {
     scans = realloc(scans, sizeof *scans * (size_t)(nscans + 1));
     if (!scans) { IR_UNREACHABLE("out of memory"); }
@@ -112,6 +159,25 @@ static void add_scan(IrModule *m, IrEntry *e, IrKernel *k) {
     ss->scan = k;
     ss->id = nscans++;
     IrStmt *s = k->stmt, *t = &ss->tot_stmt;
+    if (s->post) {
+        /* the kernel scans into temporaries; the fix-up applies P, then the post */
+        ss->with_post = s;
+        for (int r = 0; r < s->post->nres; r++) { post_uses(m, ss, s->post->res[r]); }
+        IrStmt *q = &ss->scan_stmt;
+        *q = *s;
+        q->post = NULL;
+        int sw = ir_stmt_scan_width(s), rest = s->nouts - s->post->nres;
+        q->nouts = sw + rest;
+        q->outs = ir_alloc(m->arena, sizeof *q->outs * (size_t)(q->nouts + 1));
+        for (int j = 0; j < sw; j++) {
+            q->outs[j] = ir_value_new(m, e, s->post->ptypes[j], 1, s->w[0], NULL);
+            q->outs[j]->name = ir_fmt(m->arena, "%s_scan%d", k->name, j);
+            q->outs[j]->def = q;
+        }
+        for (int r = 0; r < rest; r++) { q->outs[sw + r] = s->outs[s->post->nres + r]; }
+        k->stmt = q;
+        s = q;
+    }
     *t = *s;
     t->nscans = 0;
     t->scans = NULL;
@@ -146,24 +212,31 @@ static void add_scan(IrModule *m, IrEntry *e, IrKernel *k) {
     ss->fix = ir_fmt(m->arena, "%s_fix", k->name);
 }
 
-/* out[i] = P op out[i] for the scans' outputs, grid-stride over the shard. */
+/* out[i] = P op out[i] for the scans' outputs, grid-stride over the shard;
+ * with a post, y = P op tmp[i] from the kernel's temporaries and the
+ * post's outputs out[i] = post(y). */
 static void emit_fix_kernel(CuEmit *c, ShardScan *ss) {
     BeBuf *b = c->b;
-    IrStmt *s = ss->scan->stmt;
-    be_printf(b, "/* %s:%d: the earlier ranks' prefix applied to the local scans (sharded) */\n", c->m->file, s->line);
+    IrStmt *s = ss->scan->stmt, *p = ss->with_post;
+    be_printf(b, "/* %s:%d: the earlier ranks' prefix applied to the local scans%s (sharded) */\n", c->m->file, s->line,
+              p ? ", then the post" : "");
     be_printf(b, "extern \"C\" __global__ void __launch_bounds__(256)\n%s(const int64_t g_n", ss->fix);
     int o = 0;
     for (int i = 0; i < s->nscans; i++) {
         for (int j = 0; j < s->scans[i].arity; j++) {
-            be_printf(b, ", const %s g_p%d_%d, %s *__restrict__ g_o%d", ct(s->scans[i].op->ptypes[j]), i, j,
-                      ct(s->scans[i].op->ptypes[j]), o);
+            const char *t = ct(s->scans[i].op->ptypes[j]);
+            be_printf(b, ", const %s g_p%d_%d, %s%s *__restrict__ g_o%d", t, i, j, p ? "const " : "", t, o);
             o++;
         }
     }
+    for (int r = 0; p && r < p->post->nres; r++) { be_printf(b, ", %s *__restrict__ g_q%d", ct(p->outs[r]->elem), r); }
+    for (int i = 0; i < ss->nfree; i++) { be_printf(b, ", const %s %s", ct(ss->free[i]->elem), be_vname(ss->free[i])); }
+    if (ss->index) { be_printf(b, ", const int64_t g_shard_off"); }
     be_printf(b, ")\n{\n");
     b->indent = 1;
     be_line(b, "for (int64_t g_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g_i < g_n; g_i += (int64_t)gridDim.x * blockDim.x) {");
     b->indent++;
+    const char **scanned = calloc((size_t)o + 1, sizeof *scanned);  /* P op out[i] of every component */
     o = 0;
     for (int i = 0; i < s->nscans; i++) {
         IrOperator *op = &s->scans[i];
@@ -175,11 +248,32 @@ static void emit_fix_kernel(CuEmit *c, ShardScan *ss) {
         }
         const char **res = calloc((size_t)op->op->nres + 1, sizeof *res);
         be_lambda(&c->x, op->op, args, res);
-        for (int j = 0; j < op->arity; j++) { be_line(b, "g_o%d[g_i] = %s;", o + j, res[j]); }
+        for (int j = 0; j < op->arity; j++) {
+            if (p) {
+                scanned[o + j] = be_strf(&c->x, "g_y%d", o + j);
+                be_line(b, "const %s %s = %s;", ct(op->op->ptypes[j]), scanned[o + j], res[j]);
+                be_line(b, "(void)%s;  /* the post may not read every component */", scanned[o + j]);
+            } else {
+                be_line(b, "g_o%d[g_i] = %s;", o + j, res[j]);
+            }
+        }
         free(res);
         free(args);
         o += op->arity;
     }
+    if (p) {
+        be_expr_reset(&c->x);  /* the post's own temporaries */
+        const char **res = calloc((size_t)p->post->nres + 1, sizeof *res);
+        const char *idx0 = c->x.idx[0], *off = c->x.idx0_offset;
+        c->x.idx[0] = "g_i";
+        c->x.idx0_offset = "g_shard_off";  /* the index is global */
+        be_lambda(&c->x, p->post, scanned, res);
+        c->x.idx[0] = idx0;
+        c->x.idx0_offset = off;
+        for (int r = 0; r < p->post->nres; r++) { be_line(b, "g_q%d[g_i] = %s;", r, res[r]); }
+        free(res);
+    }
+    free(scanned);
     b->indent--;
     be_line(b, "}");
     b->indent = 0;
@@ -278,10 +372,17 @@ void cuda_shard_before(CuEmit *c, IrKernel *k) {
     }
 }
 
-/* After a sharded scan's launch: the fix-up kernel. */
+/* After a sharded scan's launch: the fix-up kernel (with a post: into the
+ * post's outputs, allocated here; the temporaries freed after it). */
 static void fix_scans(CuEmit *c, ShardScan *ss) {
     BeBuf *b = c->b;
-    IrStmt *s = ss->scan->stmt;
+    IrStmt *s = ss->scan->stmt, *p = ss->with_post;
+    for (int r = 0; p && r < p->post->nres; r++) {
+        IrValue *v = p->outs[r];
+        be_line(b, "%s *%s = NULL;", ct(v->elem), be_vname(v));
+        be_line(b, "GPUC_TRY(gpuc_h_alloc(gpuc_h, (void **)&%s, (size_t)(%s) * sizeof(%s)));", be_vname(v), be_vname(v->dims[0]),
+                ct(v->elem));
+    }
     be_line(b, "{");
     b->indent++;
     be_line(b, "int64_t g_fn = %s;", be_vname(s->w[0]));
@@ -295,9 +396,13 @@ static void fix_scans(CuEmit *c, ShardScan *ss) {
             o++;
         }
     }
+    for (int r = 0; p && r < p->post->nres; r++) { be_printf(b, ", (void *)&%s", be_vname(p->outs[r])); }
+    for (int i = 0; i < ss->nfree; i++) { be_printf(b, ", (void *)&%s", be_vname(ss->free[i])); }
+    if (ss->index) { be_printf(b, ", (void *)&%s", shard_offset_name(c->e, s)); }
     be_printf(b, " };\n");
     be_line(b, "    GPUC_TRY(gpuc_h_launch(gpuc_h, GPUC_KERNEL(%s), g_fgrid, 1, 256, 0, g_args));", ss->fix);
     be_line(b, "}");
+    for (int j = 0; p && j < o; j++) { be_line(b, "gpuc_h_free(gpuc_h, %s);", be_vname(s->outs[j])); }
     b->indent--;
     be_line(b, "}");
 }
@@ -478,7 +583,7 @@ int be_emit_cuda_shard(FILE *out, IrModule *m) {
     c.shard = true;
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
-        const char *why = e->sharded ? unsupported(e) : NULL;
+        const char *why = e->sharded ? be_cuda_shard_unsupported(e) : NULL;
         if (why) {
             be_printf(&b, "/* entry %s: not sharded on the GPU yet (%s) */\n", e->name, why);
             e->sharded = false;
@@ -524,7 +629,7 @@ void be_cuda_shard_launchers(BeBuf *b, IrModule *m, bool *gpu) {
     c.shard = true;
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
-        gpu[i] = e->sharded && !unsupported(e);
+        gpu[i] = e->sharded && !be_cuda_shard_unsupported(e);
         if (gpu[i]) { shard_kernels(m, e); }
     }
     shard_host_prelude(b);

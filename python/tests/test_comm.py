@@ -229,13 +229,14 @@ def test_modules_with_comm(fake_nccl):
     out = [line for line in out if line != "fake ncclCommDestroy"]
     assert out[0] == ("ValueError: gpuc.compile: comm= needs backend='cuda' (or 'auto'): ranks are processes with "
                       "a GPU each, combined through NCCL, and the C backend has no NCCL")
-    assert out[1:8] == [
+    assert out[1:9] == [
         "saxpy True ''", "total True ''", "prefix True ''", "positive True ''", "scaled_rows True ''",
-        "affine_prefix False 'not on the GPU yet: a scan with a map fused after it, or a column reduction'",
+        "affine_prefix True ''",
+        "table_prefix False 'not on the GPU yet: a sharded scan with a post that reads an array'",
         "neighbours False 'it reads or writes across shards; gpuc --emit=c-shard names the construct'"]
-    assert out[8] == "plain False True"
-    assert out[9].startswith("Error: gpuc: the CUDA backend needs a GPU: GPUC_ERROR_NO_DRIVER: ")
-    assert out[10:] == ["Error: total: the module's communicator was closed (gpuc.Comm.close)",
+    assert out[9] == "plain False True"
+    assert out[10].startswith("Error: gpuc: the CUDA backend needs a GPU: GPUC_ERROR_NO_DRIVER: ")
+    assert out[11:] == ["Error: total: the module's communicator was closed (gpuc.Comm.close)",
                         "Error: gpuc: with_comm: the communicator was closed",
                         "Error: gpuc: gpuc.compile: the communicator was closed"]
 

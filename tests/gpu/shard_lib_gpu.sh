@@ -5,7 +5,9 @@
 # tests/shard/Inputs/lib_comm.gdsl and tests/shard/{maps,reductions,scans,
 # filters,rows,tuples}.gdsl, then shard_lib_gpu.py: every sharded entry over a
 # 1-rank communicator (ncclCommInitRank through gpuc_comm_nccl_init_rank)
-# equal to the plain entry. libnccl: $GPUC_NCCL_LIBRARY, libnccl.so.2, or
+# equal to the plain entry; then several handles in one process, a thread
+# each, called at once (2+ GPUs: a rank per GPU of one communicator; one
+# GPU: two 1-rank handles, as NCCL refuses two ranks on one device). libnccl: $GPUC_NCCL_LIBRARY, libnccl.so.2, or
 # PyTorch's nvidia-nccl wheel. Ends with "shard_lib_gpu: PASS" or "FAIL".
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,7 +37,7 @@ built=()
 for n in "${names[@]}"; do
   if [ -f "$out/lib$n.so" ]; then built+=("$n"); else echo "$n: BUILD FAILED"; tail -n 5 "$out/$n.build.log"; fi
 done
-timeout 150 python3 "$root/tests/gpu/shard_lib_gpu.py" "$lib/libgpuc_runtime.so" "$out" "${built[@]}"
+timeout 300 python3 "$root/tests/gpu/shard_lib_gpu.py" "$lib/libgpuc_runtime.so" "$out" "${built[@]}"
 rc=$?
 [ ${#built[@]} -eq ${#names[@]} ] || { echo "shard_lib_gpu: FAIL (a library did not build)"; exit 1; }
 exit $rc
