@@ -599,13 +599,6 @@ void emit_scan(CuEmit *c, IrKernel *k) {
  * last tile, unaligned arrays and architectures before sm_90 load and store
  * through the threads instead (same kernel). */
 
-/* The input read as it is by the scan's one component, or NULL. */
-static IrValue *scan_bulk_input(const IrStmt *s) {
-    IrExpr *r = s->map && s->map->nres == 1 ? s->map->res[0] : NULL;
-    if (!r || r->kind != IR_E_PARAM || r->index < 0 || r->index >= s->nins) { return NULL; }
-    return s->ins[r->index];
-}
-
 /* The staging of one tile, bytes (one stage). */
 static int scan_bulk_tile_bytes(const IrKernel *k) { return 4 * k->block * k->items; }
 
@@ -613,13 +606,7 @@ static int scan_bulk_tile_bytes(const IrKernel *k) { return 4 * k->block * k->it
 static bool scan_bulk_two_stages(const IrKernel *k) { return 2 * scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024; }
 
 bool scan_bulk_eligible(const IrKernel *k) {
-    const IrStmt *s = k->stmt;
-    if (k->kind != IR_K_SCAN || s->kind != IR_S_SCREMA || s->sharded || s->rank != 1) { return false; }
-    if (s->nscans != 1 || s->scans[0].arity != 1 || s->nreds != 0 || s->nouts != 1 || ir_stmt_nmapped(s) != 0) { return false; }
-    IrScalar t = s->scans[0].op->ptypes[0];
-    IrValue *in = scan_bulk_input(s);
-    if (ir_scalar_size(t) != 4 || !in || in->elem != t || in->rank != 1 || ir_scalar_size(s->outs[0]->elem) != 4) { return false; }
-    if (s->post && s->post->nres != 1) { return false; }
+    if (k->kind != IR_K_SCAN || !ir_scan_copied_input(k->stmt)) { return false; }
     /* odd items: blocked reads without conflicts; one stage in 48 KiB of static shared memory */
     return k->items % 2 == 1 && scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024;
 }
@@ -717,7 +704,7 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     int stages = persistent ? 2 : 1;
     IrScalar t = op->op->ptypes[0], to = s->outs[0]->elem;
     const char *tn = ir_scalar_name(t), *ton = ir_scalar_name(to);
-    const char *n = be_vname(s->w[0]), *in = be_vname(scan_bulk_input(s)), *out = be_vname(s->outs[0]);
+    const char *n = be_vname(s->w[0]), *in = be_vname(ir_scan_copied_input(s)), *out = be_vname(s->outs[0]);
     KParams p = { 0 };
     stmt_params(c, s, &p);
     kp_add(c, &p, "unsigned long long *g_words", "g_words");
