@@ -241,6 +241,133 @@ static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
     }
 }
 
+/* Phase 4 of a scan, in warp 0 after the scan across warps: the tile's
+ * aggregate g_ta<j>_0 (from g_wsum<j>[NW - 1]) published at once (status 1,
+ * or 2 for tile 0), then the decoupled look-back, 32 predecessors at a time,
+ * lane l at tile g_j - l; the exclusive prefix of the tile ends in
+ * g_ex<j>_0 (declared by the caller, of types wt), and its inclusive prefix
+ * is published (status 2). word: scan_word_bytes. One look-back for every
+ * scan kernel (emit_scan, the SCAN BULK variants). */
+static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW) {
+    BeBuf *b = c->b;
+    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
+    if (word) {
+        be_line(b, " * time (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the");
+        be_line(b, " * value in one %d-byte word), while the other warps wait at the barrier */", word);
+    } else {
+        be_line(b, " * time (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their");
+        be_line(b, " * own arrays, behind a fence), while the other warps wait at the barrier */");
+    }
+    char **ta = names(c, "g_ta%d_%d", 0, W);
+    char **ex = names(c, "g_ex%d_%d", 0, W);
+    char **ne = calloc((size_t)W + 1, sizeof *ne);  /* the neutral elements, g_ne<j> */
+    for (int j = 0; j < W; j++) { ne[j] = be_strf(&c->x, "g_ne%d", j); }
+    for (int j = 0; j < W; j++) {
+        be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1);
+        be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
+    }
+    be_line(b, "if (g_tile == 0) {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "0", 2, ta);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 1, ta);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
+    b->indent++;
+    be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
+    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
+    be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix) */");
+    if (word == 8) {
+        be_line(b, "unsigned long long g_w = 2ull << 32;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
+        be_line(b, "    if ((g_w >> 32) == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)(g_w >> 32);");
+    } else if (word == 16) {
+        be_line(b, "unsigned long long g_w = 0, g_s = 2;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
+        be_line(b, "    if (g_s == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)g_s;");
+    } else {
+        be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
+        be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
+        be_line(b, "    if (g_f == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "__threadfence();");
+    }
+    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
+    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
+    char **pv = names(c, "g_pv%d_%d", 0, W);
+    for (int j = 0, at = 0; j < W; j++) {
+        const char *mine = word ? word_component(c, wt[j], "g_w", at)
+                                : be_strf(&c->x, "g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx]", ct(wt[j]), j, ct(wt[j]), j);
+        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : %s;", ct(wt[j]), pv[j], ne[j], mine);
+        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
+    }
+    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            char **o = names(c, "g_ol%d_%d", q, ops[q].arity);
+            for (int j = 0; j < ops[q].arity; j++) {
+                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], pv[at + j]);
+            }
+            be_line(b, "if (g_lane + g_off < 32) {");
+            b->indent++;
+            apply_op(c, &ops[q], pv + at, (const char *const *)o, (const char *const *)(pv + at), false);
+            b->indent--;
+            be_line(b, "}");
+            free(o);
+            at += ops[q].arity;
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+    apply_ops(c, ops, nsc, ex, pv, ex, false);
+    be_line(b, "if (g_pmask) {");
+    be_line(b, "    break;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    char **inc = names(c, "g_in%d_%d", 0, W);
+    apply_ops(c, ops, nsc, inc, ex, ta, true);
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 2, inc);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    free(ta); free(ex); free(ne); free(pv); free(inc);
+}
+
 static void emit_scan_bulk(CuEmit *c, IrKernel *k);
 static bool scan_bulk_emitting_default;  /* emit_scan_bulk is emitting the default kernel (its #else) */
 
@@ -368,119 +495,8 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_lane] = %s;  /* inclusive over warps */", j, ws[j]); }
     be_line(b, "}");
     be_line(b, "__syncwarp();");
-    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
-    if (word) {
-        be_line(b, " * time (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the");
-        be_line(b, " * value in one %d-byte word), while the other warps wait at the barrier */", word);
-    } else {
-        be_line(b, " * time (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their");
-        be_line(b, " * own arrays, behind a fence), while the other warps wait at the barrier */");
-    }
-    char **ta = names(c, "g_ta%d_%d", 0, W);
     char **ex = names(c, "g_ex%d_%d", 0, W);
-    for (int j = 0; j < W; j++) {
-        be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1);
-        be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
-    }
-    be_line(b, "if (g_tile == 0) {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "0", 2, ta);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "} else {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "g_tile", 1, ta);
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
-    b->indent++;
-    be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
-    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
-    be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix) */");
-    if (word == 8) {
-        be_line(b, "unsigned long long g_w = 2ull << 32;");
-        be_line(b, "if (g_idx >= 0) {");
-        be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
-        be_line(b, "}");
-        be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
-        be_line(b, "    if ((g_w >> 32) == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
-        be_line(b, "    }");
-        be_line(b, "}");
-        be_line(b, "const int g_f = (int)(g_w >> 32);");
-    } else if (word == 16) {
-        be_line(b, "unsigned long long g_w = 0, g_s = 2;");
-        be_line(b, "if (g_idx >= 0) {");
-        be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
-        be_line(b, "}");
-        be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
-        be_line(b, "    if (g_s == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
-        be_line(b, "    }");
-        be_line(b, "}");
-        be_line(b, "const int g_f = (int)g_s;");
-    } else {
-        be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
-        be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
-        be_line(b, "    if (g_f == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
-        be_line(b, "    }");
-        be_line(b, "}");
-        be_line(b, "__threadfence();");
-    }
-    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
-    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
-    char **pv = names(c, "g_pv%d_%d", 0, W);
-    for (int j = 0, at = 0; j < W; j++) {
-        const char *mine = word ? word_component(c, wt[j], "g_w", at)
-                                : be_strf(&c->x, "g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx]", ct(wt[j]), j, ct(wt[j]), j);
-        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : %s;", ct(wt[j]), pv[j], ne[j], mine);
-        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
-    }
-    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
-    b->indent++;
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            char **o = names(c, "g_ol%d_%d", q, ops[q].arity);
-            for (int j = 0; j < ops[q].arity; j++) {
-                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], pv[at + j]);
-            }
-            be_line(b, "if (g_lane + g_off < 32) {");
-            b->indent++;
-            apply_op(c, &ops[q], pv + at, (const char *const *)o, (const char *const *)(pv + at), false);
-            b->indent--;
-            be_line(b, "}");
-            free(o);
-            at += ops[q].arity;
-        }
-    }
-    b->indent--;
-    be_line(b, "}");
-    apply_ops(c, ops, nsc, ex, pv, ex, false);
-    be_line(b, "if (g_pmask) {");
-    be_line(b, "    break;");
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    char **inc = names(c, "g_in%d_%d", 0, W);
-    apply_ops(c, ops, nsc, inc, ex, ta, true);
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "g_tile", 2, inc);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
+    lookback(c, ops, nsc, wt, W, word, NW);
     be_line(b, "if (g_lane == 0) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_ex_sh%d = %s;", j, ex[j]); }
     be_line(b, "}");
@@ -560,7 +576,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     }
     b->indent = 0;
     be_printf(b, "}\n\n");
-    free(ne); free(agg); free(wv); free(el); free(ws); free(tex); free(wp); free(ta); free(ex); free(pv); free(inc);
+    free(ne); free(agg); free(wv); free(el); free(ws); free(tex); free(wp); free(ex);
     free(pre); free(exs); free(wt);
     kp_free(&p);
 }
@@ -856,68 +872,8 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
     be_line(b, "g_wsum0[g_lane] = %s;  /* inclusive over warps */", ws);
     be_line(b, "__syncwarp();");
-    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back (as emit_scan's, 8-byte");
-    be_line(b, " * words), while the other warps wait at the barrier */");
-    char *ta = "g_ta0_0", *ex = "g_ex0_0";
-    be_line(b, "const %s %s = g_wsum0[%d];", ct(t), ta, NW - 1);
-    be_line(b, "%s %s = g_ne0;", ct(t), ex);
-    be_line(b, "if (g_tile == 0) {");
-    be_line(b, "    if (g_lane == 0) {");
-    b->indent += 2;
-    publish(c, 8, &t, 1, "0", 2, &ta);
-    b->indent -= 2;
-    be_line(b, "    }");
-    be_line(b, "} else {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, 8, &t, 1, "g_tile", 1, &ta);
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
-    b->indent++;
-    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;  /* lane 0: the nearest predecessor */");
-    be_line(b, "unsigned long long g_w = 2ull << 32;  /* (lanes before tile 0 count as a prefix) */");
-    be_line(b, "if (g_idx >= 0) {");
-    be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
-    be_line(b, "}");
-    be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
-    be_line(b, "    if ((g_w >> 32) == 0) {");
-    be_line(b, "        gpuc_backoff();");
-    be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
-    be_line(b, "    }");
-    be_line(b, "}");
-    be_line(b, "const int g_f = (int)(g_w >> 32);");
-    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
-    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
-    char *pv = "g_pv0_0", *o = "g_ol0_0";
-    be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? g_ne0 : %s;", ct(t), pv, word_component(c, t, "g_w", 0));
-    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
-    b->indent++;
-    be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(t), o, pv);
-    be_line(b, "if (g_lane + g_off < 32) {");
-    b->indent++;
-    apply_op(c, op, &pv, (const char *const *)&o, (const char *const *)&pv, false);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    apply_op(c, op, &ex, (const char *const *)&pv, (const char *const *)&ex, false);
-    be_line(b, "if (g_pmask) {");
-    be_line(b, "    break;");
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    char *inc = "g_in0_0";
-    apply_op(c, op, &inc, (const char *const *)&ex, (const char *const *)&ta, true);
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, 8, &t, 1, "g_tile", 2, &inc);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
+    char *ex = "g_ex0_0";  /* (lookback's name) */
+    lookback(c, op, 1, &t, 1, 8, NW);
     be_line(b, "if (g_lane == 0) {");
     be_line(b, "    g_ex_sh0 = %s;", ex);
     be_line(b, "}");
