@@ -246,9 +246,10 @@ static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
  * or 2 for tile 0), then the decoupled look-back, 32 predecessors at a time,
  * lane l at tile g_j - l; the exclusive prefix of the tile ends in
  * g_ex<j>_0 (declared by the caller, of types wt), and its inclusive prefix
- * is published (status 2). word: scan_word_bytes. One look-back for every
+ * is published (status 2). word: scan_word_bytes; ta_declared: the caller
+ * has declared g_ta<j>_0 (else it is read from g_wsum<j>[NW - 1]). One look-back for every
  * scan kernel (emit_scan, the SCAN BULK variants). */
-static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW) {
+static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared) {
     BeBuf *b = c->b;
     be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
     if (word) {
@@ -263,7 +264,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     char **ne = calloc((size_t)W + 1, sizeof *ne);  /* the neutral elements, g_ne<j> */
     for (int j = 0; j < W; j++) { ne[j] = be_strf(&c->x, "g_ne%d", j); }
     for (int j = 0; j < W; j++) {
-        be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1);
+        if (!ta_declared) { be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1); }
         be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
     }
     be_line(b, "if (g_tile == 0) {");
@@ -496,7 +497,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
     be_line(b, "__syncwarp();");
     char **ex = names(c, "g_ex%d_%d", 0, W);
-    lookback(c, ops, nsc, wt, W, word, NW);
+    lookback(c, ops, nsc, wt, W, word, NW, false);
     be_line(b, "if (g_lane == 0) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_ex_sh%d = %s;", j, ex[j]); }
     be_line(b, "}");
@@ -640,6 +641,15 @@ static void scan_bulk_macros(CuEmit *c, const IrKernel *k) {
                     "#endif\n"
                     "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s GPUC_SCAN_BULK\n#endif\n",
               mode, k->name, k->name);
+    /* mode 2's variants, off unless GPUC_SCAN_BULK_EARLY=1 or
+     * GPUC_SCAN_BULK_WSTORE=1 was in gpuc's environment (grep "SCAN BULK
+     * EARLY", "SCAN BULK WSTORE") */
+    const char *early = getenv("GPUC_SCAN_BULK_EARLY"), *wstore = getenv("GPUC_SCAN_BULK_WSTORE");
+    be_printf(c->b, "#ifndef GPUC_SCAN_BULK_EARLY\n#define GPUC_SCAN_BULK_EARLY %d  /* mode 2: the local scan during the look-back */\n#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_EARLY_%s\n#define GPUC_SCAN_BULK_EARLY_%s GPUC_SCAN_BULK_EARLY\n#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_WSTORE\n#define GPUC_SCAN_BULK_WSTORE %d  /* mode 2: a bulk store a warp, no barrier before it */\n#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_WSTORE_%s\n#define GPUC_SCAN_BULK_WSTORE_%s GPUC_SCAN_BULK_WSTORE\n#endif\n",
+              early && strcmp(early, "1") == 0, k->name, k->name, wstore && strcmp(wstore, "1") == 0, k->name, k->name);
 }
 
 void scan_bulk_host(CuEmit *c, IrKernel *k) {
@@ -710,6 +720,115 @@ static void scan_bulk_helpers(CuEmit *c) {
                     "#endif\n#endif\n");
 }
 
+/* The items of this thread (I consecutive slots from g_mine), each read
+ * again from the stage: its prefix from the running value `run` (declared,
+ * not const) on, inclusive or exclusive as the operator, then the post
+ * when `post` (a local pass of SCAN BULK EARLY writes the tile-relative
+ * prefix alone), written back over its slot. */
+static void scan_bulk_items(CuEmit *c, IrKernel *k, char *run, bool post) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrOperator *op = &s->scans[0];
+    IrScalar t = op->op->ptypes[0], to = post ? s->outs[0]->elem : t;
+    for (int u = 0; u < k->items; u++) {
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", k->items, u);
+        char *x = be_strf(&c->x, "g_x0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
+        be_line(b, "const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), x, ir_scalar_name(t), 4 * u);
+        if (op->exclusive) {
+            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, run, e);
+            apply_op(c, op, &run, (const char *const *)&run, (const char *const *)&x, false);
+        } else {
+            apply_op(c, op, &run, (const char *const *)&run, (const char *const *)&x, false);
+            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, run, e);
+        }
+        const char *v = e;
+        if (post && s->post) {
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            const char *pr[2] = { 0 };
+            const char *args[1] = { e };
+            be_lambda(&c->x, s->post, args, pr);
+            v = pr[0];
+        }
+        be_line(b, "gpuc_sts_%s(g_mine + %du, %s);", ir_scalar_name(to), 4 * u, v);
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
+/* The tile out through the threads (the last tile, unaligned arrays, before
+ * sm_90), coalesced, after a barrier. */
+static void scan_bulk_thread_stores(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    const char *n = be_vname(s->w[0]), *out = be_vname(s->outs[0]);
+    be_line(b, "    for (int g_u = 0; g_u < %d; g_u++) {", k->items);
+    be_line(b, "        const int g_slot = g_u * %d + (int)threadIdx.x;", k->block);
+    be_line(b, "        if (g_base + g_slot < %s) {", n);
+    be_line(b, "            %s[g_base + g_slot] = gpuc_lds_%s(g_st + 4u * (unsigned)g_slot);", out, ir_scalar_name(s->outs[0]->elem));
+    be_line(b, "        }");
+    be_line(b, "    }");
+}
+
+/* SCAN BULK EARLY (mode 2, -DGPUC_SCAN_BULK_EARLY_<kernel>=1): after the
+ * barrier on the warps' totals, every warp scans them itself (the tile's
+ * aggregate and its warp's prefix, no second wait for warp 0); warp 0 looks
+ * back at once while the other warps write their items' tile-relative
+ * prefixes over their slots (warp 0 does the same after its look-back);
+ * after the look-back's barrier each thread combines the tile's exclusive
+ * prefix into its slots and applies the post. A second pass over the items
+ * in shared memory, in exchange for the local scan done during the look-back. */
+static void scan_bulk_early(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrOperator *op = &s->scans[0];
+    IrScalar t = op->op->ptypes[0];
+    int NW = k->block / 32;
+    char *ws = "g_ws0_0", *ta = "g_ta0_0", *wp = "g_wp0_0", *el = "g_el0_0", *tex = "g_tx0_0", *exs = "g_exs0_0";
+    be_line(b, "/* SCAN BULK EARLY: every warp scans the warps' totals itself */");
+    be_line(b, "%s %s = g_lane < %d ? g_wsum0[g_lane] : g_ne0;", ct(t), ws, NW);
+    warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
+    be_line(b, "const %s %s = __shfl_sync(0xffffffffu, %s, %d);  /* the tile's aggregate */", ct(t), ta, ws, NW - 1);
+    be_line(b, "const %s g_wq0_0 = __shfl_sync(0xffffffffu, %s, (int)(g_warp + 31u) & 31);", ct(t), ws);
+    be_line(b, "const %s %s = g_warp > 0 ? g_wq0_0 : g_ne0;  /* before this warp */", ct(t), wp);
+    be_line(b, "if (g_warp == 0) {");
+    b->indent++;
+    lookback(c, op, 1, &t, 1, 8, NW, true);
+    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "    g_ex_sh0 = g_ex0_0;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "/* phase 5a: tile-relative prefixes over the slots (warps 1.. during the look-back) */");
+    apply_op(c, op, &tex, (const char *const *)&wp, (const char *const *)&el, true);
+    scan_bulk_items(c, k, tex, false);
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 5b: the tile's exclusive prefix into each slot, and the post */");
+    be_line(b, "const %s %s = g_ex_sh0;", ct(t), exs);
+    for (int u = 0; u < k->items; u++) {
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", k->items, u);
+        char *y = be_strf(&c->x, "g_f0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
+        be_line(b, "const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), y, ir_scalar_name(t), 4 * u);
+        apply_op(c, op, &e, (const char *const *)&exs, (const char *const *)&y, true);
+        const char *v = e;
+        if (s->post) {
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            const char *pr[2] = { 0 };
+            const char *args[1] = { e };
+            be_lambda(&c->x, s->post, args, pr);
+            v = pr[0];
+        }
+        be_line(b, "gpuc_sts_%s(g_mine + %du, %s);", ir_scalar_name(s->outs[0]->elem), 4 * u, v);
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
 /* A bulk variant's kernel (see SCAN BULK above): persistent (mode 1) or one
  * tile per block (mode 2); same parameters as emit_scan's. */
 static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
@@ -718,8 +837,8 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     IrOperator *op = &s->scans[0];
     int B = k->block, I = k->items, NW = B / 32, T = B * I, TB = scan_bulk_tile_bytes(k);
     int stages = persistent ? 2 : 1;
-    IrScalar t = op->op->ptypes[0], to = s->outs[0]->elem;
-    const char *tn = ir_scalar_name(t), *ton = ir_scalar_name(to);
+    IrScalar t = op->op->ptypes[0];
+    const char *tn = ir_scalar_name(t);
     const char *n = be_vname(s->w[0]), *in = be_vname(ir_scan_copied_input(s)), *out = be_vname(s->outs[0]);
     KParams p = { 0 };
     stmt_params(c, s, &p);
@@ -865,15 +984,15 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     be_line(b, "    g_wsum0[g_warp] = %s;", wv);
     be_line(b, "}");
     be_line(b, "__syncthreads();");
+    char *ws = "g_ws0_0", *ex = "g_ex0_0", *wp = "g_wp0_0", *tex = "g_tx0_0", *exs = "g_exs0_0", *pre = "g_pre0_0";
+    if (!persistent) { be_printf(b, "#if GPUC_SCAN_BULK_EARLY_%s\n", k->name); scan_bulk_early(c, k); be_printf(b, "#else\n"); }
     be_line(b, "if (g_warp == 0) {");
     b->indent++;
-    char *ws = "g_ws0_0";
     be_line(b, "%s %s = g_lane < %d ? g_wsum0[g_lane] : g_ne0;", ct(t), ws, NW);
     warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
     be_line(b, "g_wsum0[g_lane] = %s;  /* inclusive over warps */", ws);
     be_line(b, "__syncwarp();");
-    char *ex = "g_ex0_0";  /* (lookback's name) */
-    lookback(c, op, 1, &t, 1, 8, NW);
+    lookback(c, op, 1, &t, 1, 8, NW, false);
     be_line(b, "if (g_lane == 0) {");
     be_line(b, "    g_ex_sh0 = %s;", ex);
     be_line(b, "}");
@@ -881,36 +1000,29 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     be_line(b, "}");
     be_line(b, "__syncthreads();");
     be_line(b, "/* phase 5: each item read again, its prefix (and the post) over its slot */");
-    char *wp = "g_wp0_0", *tex = "g_tx0_0", *exs = "g_exs0_0", *pre = "g_pre0_0";
     be_line(b, "const %s %s = g_warp > 0 ? g_wsum0[g_warp - 1] : g_ne0;", ct(t), wp);
     apply_op(c, op, &tex, (const char *const *)&wp, (const char *const *)&el, true);
     be_line(b, "const %s %s = g_ex_sh0;", ct(t), exs);
     apply_op(c, op, &pre, (const char *const *)&exs, (const char *const *)&tex, true);
-    for (int u = 0; u < I; u++) {
-        be_line(b, "{");
-        b->indent++;
-        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
-        char *x = be_strf(&c->x, "g_x0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
-        be_line(b, "const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), x, tn, 4 * u);
-        if (op->exclusive) {
-            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, pre, e);
-            apply_op(c, op, &pre, (const char *const *)&pre, (const char *const *)&x, false);
-        } else {
-            apply_op(c, op, &pre, (const char *const *)&pre, (const char *const *)&x, false);
-            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, pre, e);
-        }
-        const char *v = e;
-        if (s->post) {
-            c->x.idx[0] = "g_i";
-            c->x.idx[1] = "g_i";
-            const char *pr[2] = { 0 };
-            const char *args[1] = { e };
-            be_lambda(&c->x, s->post, args, pr);
-            v = pr[0];
-        }
-        be_line(b, "gpuc_sts_%s(g_mine + %du, %s);", ton, 4 * u, v);
-        b->indent--;
+    scan_bulk_items(c, k, pre, true);
+    if (!persistent) { be_printf(b, "#endif\n"); }
+    if (!persistent) {
+        be_printf(b, "#if GPUC_SCAN_BULK_WSTORE_%s\n", k->name);
+        be_line(b, "/* phase 6: each warp's part of the tile out by its own bulk store, as soon as");
+        be_line(b, " * the warp has written it (no barrier) */");
+        be_line(b, "if (g_bulk) {");
+        be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+        be_line(b, "    gpuc_sb_fence();  /* this thread's writes before the bulk store reads them */");
+        be_line(b, "    __syncwarp();");
+        be_line(b, "    if (g_lane == 0) {");
+        be_line(b, "        gpuc_sb_store(%s + g_base + g_warp * %du, g_st + g_warp * %du, %du);", out, 32 * I, 4 * 32 * I, 4 * 32 * I);
+        be_line(b, "    }");
+        be_printf(b, "#endif\n");
+        be_line(b, "} else {");
+        be_line(b, "    __syncthreads();");
+        scan_bulk_thread_stores(c, k);
         be_line(b, "}");
+        be_printf(b, "#else\n");
     }
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "gpuc_sb_fence();  /* these writes before the bulk store reads them */");
@@ -924,18 +1036,20 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     be_line(b, "    }");
     be_printf(b, "#endif\n");
     be_line(b, "} else {");
-    be_line(b, "    for (int g_u = 0; g_u < %d; g_u++) {", I);
-    be_line(b, "        const int g_slot = g_u * %d + (int)threadIdx.x;", B);
-    be_line(b, "        if (g_base + g_slot < %s) {", n);
-    be_line(b, "            %s[g_base + g_slot] = gpuc_lds_%s(g_st + 4u * (unsigned)g_slot);", out, ton);
-    be_line(b, "        }");
-    be_line(b, "    }");
+    scan_bulk_thread_stores(c, k);
     be_line(b, "}");
+    if (!persistent) { be_printf(b, "#endif\n"); }
     if (persistent) { be_line(b, "g_stage ^= 1u;"); }
     b->indent--;
     be_line(b, "}");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    if (!persistent) {
+        be_printf(b, "#if GPUC_SCAN_BULK_WSTORE_%s\n", k->name);
+        be_line(b, "if (g_lane == 0 && g_bulk_ok) {  /* every warp's store */");
+        be_printf(b, "#else\n");
+    }
     be_line(b, "if (threadIdx.x == 0 && g_bulk_ok) {");
+    if (!persistent) { be_printf(b, "#endif\n"); }
     if (persistent) {
         be_line(b, "    gpuc_sb_store_done();  /* the block's shared memory outlives its bulk stores */");
     } else {
