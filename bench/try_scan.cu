@@ -171,30 +171,31 @@ int main(int argc, char **argv)
         scan_case<float>("scan_excl", gpuc_dev_excl_f32_into, n, false, true);
         scan_case<int32_t>("scan_excl", gpuc_dev_excl_i32_into, n, false, true);
         scan_case<int64_t>("scan_excl", gpuc_dev_excl_i64_into, n, false, true);
-        /* the bulk-copy variant (bulk_ rows, same cases) */
-        scan_case<float>("bulk_incl", gpuc_dev_incl_f32_bulk_into, n, true, true);
-        scan_case<int32_t>("bulk_incl", gpuc_dev_incl_i32_bulk_into, n, true, true);
-        scan_case<float>("bulk_excl", gpuc_dev_excl_f32_bulk_into, n, false, true);
-        scan_case<int32_t>("bulk_excl", gpuc_dev_excl_i32_bulk_into, n, false, true);
-        /* SCAN BULK mode 2, one tile a block (bulk2_ rows, same cases) */
-        scan_case<float>("bulk2_incl", gpuc_dev_incl_f32_bulk2_into, n, true, true);
-        scan_case<int32_t>("bulk2_incl", gpuc_dev_incl_i32_bulk2_into, n, true, true);
-        scan_case<float>("bulk2_excl", gpuc_dev_excl_f32_bulk2_into, n, false, true);
-        scan_case<int32_t>("bulk2_excl", gpuc_dev_excl_i32_bulk2_into, n, false, true);
+        /* mode 2's variants (early_, wst_, ew_ rows: EARLY, WSTORE, both) */
+        scan_case<float>("early_incl", gpuc_dev_incl_f32_early_into, n, true, true);
+        scan_case<int32_t>("early_incl", gpuc_dev_incl_i32_early_into, n, true, true);
+        scan_case<float>("early_excl", gpuc_dev_excl_f32_early_into, n, false, true);
+        scan_case<int32_t>("early_excl", gpuc_dev_excl_i32_early_into, n, false, true);
+        scan_case<float>("wst_incl", gpuc_dev_incl_f32_wst_into, n, true, true);
+        scan_case<int32_t>("wst_incl", gpuc_dev_incl_i32_wst_into, n, true, true);
+        scan_case<float>("wst_excl", gpuc_dev_excl_f32_wst_into, n, false, true);
+        scan_case<int32_t>("wst_excl", gpuc_dev_excl_i32_wst_into, n, false, true);
+        scan_case<float>("ew_incl", gpuc_dev_incl_f32_ew_into, n, true, true);
+        scan_case<int32_t>("ew_incl", gpuc_dev_incl_i32_ew_into, n, true, true);
+        scan_case<float>("ew_excl", gpuc_dev_excl_f32_ew_into, n, false, true);
+        scan_case<int32_t>("ew_excl", gpuc_dev_excl_i32_ew_into, n, false, true);
         recurrence_case("recurrence", gpuc_dev_recurrence_into, n);
         filter_case<float>("filter", gpuc_dev_filter_f32, n, true);
         filter_case<int32_t>("filter", gpuc_dev_filter_i32, n, true);
     }
-    /* the bulk variant's other paths, checked: arrays not 16-byte aligned (every tile
-     * through the threads), and sizes that end in a partial tile after many full ones */
-    scan_case<float>("bulk_unaligned", gpuc_dev_incl_f32_bulk_into, ((int64_t)1 << 20) + 3, true, false, 1);
-    scan_case<int32_t>("bulk_unaligned", gpuc_dev_excl_i32_bulk_into, ((int64_t)1 << 20) + 5, false, false, 3);
-    scan_case<float>("bulk_partial", gpuc_dev_incl_f32_bulk_into, 4992 * 1000 + 4991, true, false);
-    scan_case<int32_t>("bulk_partial", gpuc_dev_excl_i32_bulk_into, 4992 * 3 + 1, false, false);
-    scan_case<float>("bulk2_unaligned", gpuc_dev_incl_f32_bulk2_into, ((int64_t)1 << 20) + 3, true, false, 1);
-    scan_case<int32_t>("bulk2_unaligned", gpuc_dev_excl_i32_bulk2_into, ((int64_t)1 << 20) + 5, false, false, 3);
-    scan_case<float>("bulk2_partial", gpuc_dev_incl_f32_bulk2_into, 4992 * 1000 + 4991, true, false);
-    scan_case<int32_t>("bulk2_partial", gpuc_dev_excl_i32_bulk2_into, 4992 * 3 + 1, false, false);
+    /* the bulk kernel's other paths, checked: arrays not 16-byte aligned (every tile
+     * through the threads), and sizes that end in a partial tile after many full ones
+     * (tile 256 x 43 = 11008) */
+    scan_case<float>("unaligned", gpuc_dev_incl_f32_into, ((int64_t)1 << 20) + 3, true, false, 1);
+    scan_case<int32_t>("unaligned", gpuc_dev_excl_i32_ew_into, ((int64_t)1 << 20) + 5, false, false, 3);
+    scan_case<float>("partial", gpuc_dev_incl_f32_into, 11008 * 1000 + 11007, true, false);
+    scan_case<float>("ew_partial", gpuc_dev_incl_f32_ew_into, 11008 * 1000 + 11007, true, false);
+    scan_case<int32_t>("ew_partial", gpuc_dev_excl_i32_ew_into, 11008 * 3 + 1, false, false);
     if (sweep) {
         const int64_t n = (int64_t)1 << 28;
         scan_case<float>("incl_f32_b128_i45", gpuc_dev_incl_f32_b128_i45_into, n, true, false);
@@ -214,14 +215,13 @@ int main(int argc, char **argv)
         filter_case<float>("filter_f32_b256_i45", gpuc_dev_filter_f32_b256_i45, n, false);
         filter_case<float>("filter_f32_b128_i48", gpuc_dev_filter_f32_b128_i48, n, false);
         filter_case<float>("filter_f32_b128_i64", gpuc_dev_filter_f32_b128_i64, n, false);
-        scan_case<float>("incl_f32_bulk2_b128_i45", gpuc_dev_incl_f32_bulk2_b128_i45_into, n, true, false);
-        scan_case<float>("incl_f32_bulk2_b128_i55", gpuc_dev_incl_f32_bulk2_b128_i55_into, n, true, false);
-        scan_case<float>("incl_f32_bulk2_b128_i71", gpuc_dev_incl_f32_bulk2_b128_i71_into, n, true, false);
-        scan_case<float>("incl_f32_bulk2_b128_i85", gpuc_dev_incl_f32_bulk2_b128_i85_into, n, true, false);
-        scan_case<float>("incl_f32_bulk2_b256_i39", gpuc_dev_incl_f32_bulk2_b256_i39_into, n, true, false);
-        scan_case<float>("incl_f32_bulk2_b256_i43", gpuc_dev_incl_f32_bulk2_b256_i43_into, n, true, false);
-        scan_case<float>("incl_f32_bulk2_b512_i21", gpuc_dev_incl_f32_bulk2_b512_i21_into, n, true, false);
-        scan_case<int32_t>("excl_i32_bulk2_b128_i55", gpuc_dev_excl_i32_bulk2_b128_i55_into, n, false, false);
+        scan_case<float>("incl_f32_b128_i39", gpuc_dev_incl_f32_b128_i39_into, n, true, false);
+        scan_case<float>("incl_f32_b128_i71", gpuc_dev_incl_f32_b128_i71_into, n, true, false);
+        scan_case<float>("incl_f32_b128_i85", gpuc_dev_incl_f32_b128_i85_into, n, true, false);
+        scan_case<float>("incl_f32_b512_i21", gpuc_dev_incl_f32_b512_i21_into, n, true, false);
+        scan_case<float>("incl_f32_ew_b128_i71", gpuc_dev_incl_f32_ew_b128_i71_into, n, true, false);
+        scan_case<float>("incl_f32_ew_b128_i85", gpuc_dev_incl_f32_ew_b128_i85_into, n, true, false);
+        scan_case<int32_t>("excl_i32_ew_b128_i71", gpuc_dev_excl_i32_ew_b128_i71_into, n, false, false);
     }
     return g_wrong;
 }

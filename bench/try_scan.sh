@@ -11,14 +11,14 @@
 # It:
 #   1. generates the CUDA C of bench/try_scan.gdsl (the bench entries and a
 #      tile-shape sweep) and an --emit=lib library of bench/programs/scan.gdsl;
-#   2. builds bench/try_scan.cu (nvcc; the entries named *_bulk2* with the
-#      one-tile-a-block bulk-copy variant of backend/cuda/scan.c on:
-#      -DGPUC_SCAN_BULK_<entry>_k0_scan=2, the other *_bulk* with the persistent one: =1)
+#   2. builds bench/try_scan.cu (nvcc; the entries named *_early*, *_wst*, *_ew*
+#      with mode 2's variants of backend/cuda/scan.c on: EARLY, WSTORE, both,
+#      -DGPUC_SCAN_BULK_EARLY_<entry>_k0_scan=1 / -DGPUC_SCAN_BULK_WSTORE_...=1)
 #      and bench/try_scan_lib.c (cc), and meanwhile runs the CUDA backend on the
 #      scan and filter test blocks
 #      (tests/gpu/blocks/{scan,scan2,noncommutative,filter3,scan_components}.gdsl),
-#      and the scan blocks again with each bulk variant on (GPUC_SCAN_BULK=1,
-#      then 2), with tests/gpu/blocks/scan_bulk.gdsl (its paths and operators);
+#      and the scan blocks again with each variant on (GPUC_SCAN_BULK_EARLY=1,
+#      then GPUC_SCAN_BULK_WSTORE=1), with tests/gpu/blocks/scan_bulk.gdsl;
 #   3. times gpuc inclusive/exclusive scans of f32/i32/i64, the recurrence
 #      and filter against CUB InclusiveSum/ExclusiveSum/DeviceSelect::If at
 #      2^10, 2^14, 2^20, 2^28 (medians of CUDA-event timings, every gpuc
@@ -65,16 +65,15 @@ if ! generate "$GEN" >"$RES/generate.log" 2>&1; then
   fi
 fi
 
-# a bulk variant on for the *_bulk* entries (mode 2 for *_bulk2*, else 1), and emitted for each of them
+# mode 2's variants on for their entries: EARLY for *_early* and *_ew*, WSTORE for *_wst* and *_ew*
 BULK_DEFS=""
-for e in $(grep -o '^entry [a-z0-9_]*_bulk[a-z0-9_]*' bench/try_scan.gdsl | cut -d' ' -f2); do
-  mode=1
-  case $e in *_bulk2*) mode=2 ;; esac
-  if ! grep -q "^#\(el\)\?if GPUC_SCAN_BULK_${e}_k0_scan\( == 1\)\?\$" "$GEN/try_scan.cu.gen"; then
+for e in $(grep -o '^entry [a-z0-9_]*_\(early\|wst\|ew\)[a-z0-9_]*' bench/try_scan.gdsl | cut -d' ' -f2); do
+  if ! grep -q "^#if GPUC_SCAN_BULK_EARLY_${e}_k0_scan\$" "$GEN/try_scan.cu.gen"; then
     say "FAIL: no bulk variant emitted for $e"
     exit 1
   fi
-  BULK_DEFS="$BULK_DEFS -DGPUC_SCAN_BULK_${e}_k0_scan=$mode"
+  case $e in *_early*|*_ew*) BULK_DEFS="$BULK_DEFS -DGPUC_SCAN_BULK_EARLY_${e}_k0_scan=1" ;; esac
+  case $e in *_wst*|*_ew*) BULK_DEFS="$BULK_DEFS -DGPUC_SCAN_BULK_WSTORE_${e}_k0_scan=1" ;; esac
 done
 
 # ---- 2. build, and the CUDA test blocks meanwhile ----
@@ -85,23 +84,24 @@ NVCC_PID=$!
 cc -std=c11 -O2 -o "$WORK/try_scan_lib" bench/try_scan_lib.c -I"$GEN" -Iruntime -I/usr/local/cuda/include \
   -L"$GEN" -lscanb -Lbuild/runtime -lgpuc_runtime -L/usr/local/cuda/lib64 -lcudart >>"$RES/build.log" 2>&1
 LIB_BUILD=$?
-GPUC_SCAN_BULK=1 timeout 150 "$GPUC" test --backend=cuda tests/gpu/blocks/scan.gdsl tests/gpu/blocks/scan2.gdsl \
+GPUC_SCAN_BULK_EARLY=1 timeout 150 "$GPUC" test --backend=cuda tests/gpu/blocks/scan.gdsl tests/gpu/blocks/scan2.gdsl \
   tests/gpu/blocks/noncommutative.gdsl tests/gpu/blocks/scan_components.gdsl tests/gpu/blocks/scan_bulk.gdsl >"$RES/tests_bulk.log" 2>&1 &
 BULK_PID=$!
-GPUC_SCAN_BULK=2 timeout 150 "$GPUC" test --backend=cuda tests/gpu/blocks/scan.gdsl tests/gpu/blocks/scan2.gdsl \
+GPUC_SCAN_BULK_WSTORE=1 timeout 150 "$GPUC" test --backend=cuda tests/gpu/blocks/scan.gdsl tests/gpu/blocks/scan2.gdsl \
   tests/gpu/blocks/noncommutative.gdsl tests/gpu/blocks/scan_components.gdsl tests/gpu/blocks/scan_bulk.gdsl >"$RES/tests_bulk2.log" 2>&1 &
 BULK2_PID=$!
 timeout 150 "$GPUC" test --backend=cuda tests/gpu/blocks/scan.gdsl tests/gpu/blocks/scan2.gdsl \
-  tests/gpu/blocks/noncommutative.gdsl tests/gpu/blocks/filter3.gdsl tests/gpu/blocks/scan_components.gdsl >"$RES/tests.log" 2>&1
+  tests/gpu/blocks/noncommutative.gdsl tests/gpu/blocks/filter3.gdsl tests/gpu/blocks/scan_components.gdsl \
+  tests/gpu/blocks/scan_bulk.gdsl >"$RES/tests.log" 2>&1
 TESTS_RC=$?
 say "test blocks (CUDA backend): $(tail -1 "$RES/tests.log") (status $TESTS_RC)"
 wait $BULK_PID
 BULK_RC=$?
-say "scan test blocks, bulk variant on (GPUC_SCAN_BULK=1): $(tail -1 "$RES/tests_bulk.log") (status $BULK_RC)"
+say "scan test blocks, EARLY on (GPUC_SCAN_BULK_EARLY=1): $(tail -1 "$RES/tests_bulk.log") (status $BULK_RC)"
 if [ $BULK_RC -ne 0 ]; then TESTS_RC=$BULK_RC; fi
 wait $BULK2_PID
 BULK2_RC=$?
-say "scan test blocks, one-tile bulk variant on (GPUC_SCAN_BULK=2): $(tail -1 "$RES/tests_bulk2.log") (status $BULK2_RC)"
+say "scan test blocks, WSTORE on (GPUC_SCAN_BULK_WSTORE=1): $(tail -1 "$RES/tests_bulk2.log") (status $BULK2_RC)"
 if [ $BULK2_RC -ne 0 ]; then TESTS_RC=$BULK2_RC; fi
 wait $NVCC_PID
 NVCC_RC=$?
@@ -135,14 +135,18 @@ $1 == "ROW" {
   r = ratio(bytes, us); rc = cub > 0 ? ratio(bytes, cub) : 0
   rel = cub > 0 ? sprintf("%.2f", us / cub) : "-"
   target = "-"; met = "-"
-  if (lg == 28 && cas ~ /^(scan|bulk|bulk2)_(incl|excl)$/ && dt != "i64") { target = "ratio >= 0.90"; met = r >= 0.90 ? "met" : "MISSED" }
+  if (lg == 28 && cas ~ /^(scan|early|wst|ew)_(incl|excl)$/ && dt != "i64") { target = "ratio >= 0.90"; met = r >= 0.90 ? "met" : "MISSED" }
   if (lg == 28 && cas == "recurrence") { target = "ratio >= 0.85"; met = r >= 0.85 ? "met" : "MISSED" }
   if (lg == 28 && cas == "filter") { target = ">= 0.80, < CUB"; met = (r >= 0.80 && us < cub) ? "met" : "MISSED" }
-  if (lg <= 20 && cub > 0 && cas ~ /^(scan|bulk|bulk2)_/) { target = "<= 1.2x CUB"; met = us <= 1.2 * cub ? "met" : "MISSED" }
+  if (lg <= 20 && cub > 0 && cas ~ /^(scan|early|wst|ew)_/) { target = "<= 1.2x CUB"; met = us <= 1.2 * cub ? "met" : "MISSED" }
   if (met == "MISSED") missed++
   if (met == "met") nmet++
   if (chk != "ok") wrong++
   if (lg == 28 && cas == "scan_incl" && dt == "f32") cuda_path = us
+  if (lg == 28 && cas ~ /^(scan|early|wst|ew)_(incl|excl)$/ && dt != "i64") {
+    key = substr(cas, index(cas, "_") + 1) " " dt
+    if (!(key in best) || us < best[key]) { best[key] = us; bestname[key] = cas; bestr[key] = r }
+  }
   line[++nl] = sprintf("| %s | %s | 2^%d | %.1f | %s | %s | %.3f | %s | %s | %s | %s |", cas, dt, lg, us,
     cub > 0 ? sprintf("%.1f", cub) : "-", rel, r, cub > 0 ? sprintf("%.3f", rc) : "-", target, met, chk)
 }
@@ -152,6 +156,8 @@ END {
   print "| case | dtype | n | gpuc us | CUB us | gpuc/CUB time | gpuc ratio to copy | CUB ratio | target | met | check |"
   print "|---|---|---|---|---|---|---|---|---|---|---|"
   for (i = 1; i <= nl; i++) print line[i]
+  print ""
+  for (key in best) printf "fastest at 2^28, %s: %s %.1f us, ratio %.3f (scan_ = the default kernel)\n", key, bestname[key], best[key], bestr[key]
   print ""
   if (lib_us > 0 && cuda_path > 0) {
     printf "lib path (--emit=lib, CUDA events, result allocated by the library): scan_incl f32 2^28 %.1f us, ratio %.3f; --emit=cuda path %.1f us: lib/cuda %.3f (target <= 1.03) %s; check %s\n",
@@ -163,8 +169,8 @@ END {
   printf "summary: targets met %d, missed %d; wrong results %d\n", nmet, missed, wrong
 }' "$RES/rows.txt" | tee "$RES/table.md"
 echo "test blocks (CUDA backend): $(tail -1 "$RES/tests.log")" | tee -a "$RES/table.md"
-echo "scan test blocks with the bulk variant (GPUC_SCAN_BULK=1): $(tail -1 "$RES/tests_bulk.log")" | tee -a "$RES/table.md"
-echo "scan test blocks with the one-tile bulk variant (GPUC_SCAN_BULK=2): $(tail -1 "$RES/tests_bulk2.log")" | tee -a "$RES/table.md"
+echo "scan test blocks with EARLY (GPUC_SCAN_BULK_EARLY=1): $(tail -1 "$RES/tests_bulk.log")" | tee -a "$RES/table.md"
+echo "scan test blocks with WSTORE (GPUC_SCAN_BULK_WSTORE=1): $(tail -1 "$RES/tests_bulk2.log")" | tee -a "$RES/table.md"
 grep -i "fail\|error" "$RES/tests.log" "$RES/tests_bulk.log" "$RES/tests_bulk2.log" | head -20
 rm -rf "$WORK"
 if [ $RUN_RC -ne 0 ] || [ $TESTS_RC -ne 0 ] || { [ $LIB_BUILD -eq 0 ] && [ $LIB_RC -ne 0 ]; }; then

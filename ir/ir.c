@@ -199,6 +199,17 @@ int ir_stmt_red_width(const IrStmt *s) {
 int ir_stmt_nmapped(const IrStmt *s) {
     return s->map->nres - ir_stmt_scan_width(s) - ir_stmt_red_width(s);
 }
+IrValue *ir_scan_copied_input(const IrStmt *s) {
+    if (s->kind != IR_S_SCREMA || s->sharded || s->rank != 1) { return NULL; }
+    if (s->nscans != 1 || s->scans[0].arity != 1 || s->nreds != 0 || s->nouts != 1 || ir_stmt_nmapped(s) != 0) { return NULL; }
+    if (s->post && s->post->nres != 1) { return NULL; }
+    IrScalar t = s->scans[0].op->ptypes[0];
+    IrExpr *r = s->map && s->map->nres == 1 ? s->map->res[0] : NULL;
+    if (ir_scalar_size(t) != 4 || !r || r->kind != IR_E_PARAM || r->index < 0 || r->index >= s->nins) { return NULL; }
+    IrValue *in = s->ins[r->index];
+    if (in->elem != t || in->rank != 1 || ir_scalar_size(s->outs[0]->elem) != 4) { return NULL; }
+    return in;
+}
 
 /* ---- expressions ---- */
 static IrExpr *enew(IrModule *m, IrExprKind k, IrScalar ty) {

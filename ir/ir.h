@@ -227,6 +227,12 @@ struct IrStmt {
 int ir_stmt_scan_width(const IrStmt *s);
 int ir_stmt_red_width(const IrStmt *s);
 int ir_stmt_nmapped(const IrStmt *s);
+/* The one rank-1 input that a scan statement reads as it is when it scans
+ * one 4-byte component of it into one 4-byte output (a post of one result
+ * allowed; no reduction, no mapped output, not sharded), else NULL: the scans
+ * whose tile the CUDA backend may move by bulk copies (backend/cuda/scan.c,
+ * grep "SCAN BULK") and whose default tile is larger (ir/to_kernels.c). */
+IrValue *ir_scan_copied_input(const IrStmt *s);
 
 /* ---- kernel IR ---- */
 typedef enum {

@@ -9,7 +9,8 @@
  * from per-primitive defaults chosen for memory-bound work:
  *   map      256 threads, 32 bytes per thread (16-byte vectors, 2 in flight)
  *   reduce   256 threads, 64 bytes per thread, grid-stride, last block combines
- *   scan     128 threads x 39 items when one 4-byte value is scanned, else
+ *   scan     256 threads x 43 items when one 4-byte value is scanned as it
+ *            is read (bulk copies), 128 x 39 for other 4-byte scans, else
  *            128 x 23 (odd: see backend/cuda/scan.c); decoupled look-back
  *   filter   256 threads x 128 bytes of kept values (32 f32), at most 64 items
  *            (one bit each in a keep mask); the look-back of scans over per-warp
@@ -148,6 +149,11 @@ void ir_to_kernels(IrModule *m) {
                     for (int j = 0; j < s->scans[q].arity; j++) { sb += ir_scalar_size(s->scans[q].op->ptypes[j]); }
                 }
                 k.block = 128; k.items = sb <= 4 ? 39 : 23; k.grid = IR_GRID_TILES2D;
+                /* a 4-byte value scanned as it is read (the bulk-copy kernel
+                 * of backend/cuda/scan.c, which holds no item in registers):
+                 * 256 x 43, 0.888 of the copy rate on an H100 against 0.868
+                 * at 128 x 39 (f32, 2^28; docs/performance.md, issue 16) */
+                if (ir_scan_copied_input(s)) { k.block = 256; k.items = 43; }
                 break;
             }
             case IR_K_FILTER: {

@@ -241,6 +241,134 @@ static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
     }
 }
 
+/* Phase 4 of a scan, in warp 0 after the scan across warps: the tile's
+ * aggregate g_ta<j>_0 (from g_wsum<j>[NW - 1]) published at once (status 1,
+ * or 2 for tile 0), then the decoupled look-back, 32 predecessors at a time,
+ * lane l at tile g_j - l; the exclusive prefix of the tile ends in
+ * g_ex<j>_0 (declared by the caller, of types wt), and its inclusive prefix
+ * is published (status 2). word: scan_word_bytes; ta_declared: the caller
+ * has declared g_ta<j>_0 (else it is read from g_wsum<j>[NW - 1]). One look-back for every
+ * scan kernel (emit_scan, the SCAN BULK variants). */
+static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared) {
+    BeBuf *b = c->b;
+    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
+    if (word) {
+        be_line(b, " * time (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the");
+        be_line(b, " * value in one %d-byte word), while the other warps wait at the barrier */", word);
+    } else {
+        be_line(b, " * time (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their");
+        be_line(b, " * own arrays, behind a fence), while the other warps wait at the barrier */");
+    }
+    char **ta = names(c, "g_ta%d_%d", 0, W);
+    char **ex = names(c, "g_ex%d_%d", 0, W);
+    char **ne = calloc((size_t)W + 1, sizeof *ne);  /* the neutral elements, g_ne<j> */
+    for (int j = 0; j < W; j++) { ne[j] = be_strf(&c->x, "g_ne%d", j); }
+    for (int j = 0; j < W; j++) {
+        if (!ta_declared) { be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1); }
+        be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
+    }
+    be_line(b, "if (g_tile == 0) {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "0", 2, ta);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 1, ta);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
+    b->indent++;
+    be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
+    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
+    be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix) */");
+    if (word == 8) {
+        be_line(b, "unsigned long long g_w = 2ull << 32;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
+        be_line(b, "    if ((g_w >> 32) == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)(g_w >> 32);");
+    } else if (word == 16) {
+        be_line(b, "unsigned long long g_w = 0, g_s = 2;");
+        be_line(b, "if (g_idx >= 0) {");
+        be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "}");
+        be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
+        be_line(b, "    if (g_s == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "const int g_f = (int)g_s;");
+    } else {
+        be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
+        be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
+        be_line(b, "    if (g_f == 0) {");
+        be_line(b, "        gpuc_backoff();");
+        be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
+        be_line(b, "    }");
+        be_line(b, "}");
+        be_line(b, "__threadfence();");
+    }
+    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
+    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
+    char **pv = names(c, "g_pv%d_%d", 0, W);
+    for (int j = 0, at = 0; j < W; j++) {
+        const char *mine = word ? word_component(c, wt[j], "g_w", at)
+                                : be_strf(&c->x, "g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx]", ct(wt[j]), j, ct(wt[j]), j);
+        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : %s;", ct(wt[j]), pv[j], ne[j], mine);
+        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
+    }
+    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    {
+        int at = 0;
+        for (int q = 0; q < nsc; q++) {
+            char **o = names(c, "g_ol%d_%d", q, ops[q].arity);
+            for (int j = 0; j < ops[q].arity; j++) {
+                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], pv[at + j]);
+            }
+            be_line(b, "if (g_lane + g_off < 32) {");
+            b->indent++;
+            apply_op(c, &ops[q], pv + at, (const char *const *)o, (const char *const *)(pv + at), false);
+            b->indent--;
+            be_line(b, "}");
+            free(o);
+            at += ops[q].arity;
+        }
+    }
+    b->indent--;
+    be_line(b, "}");
+    apply_ops(c, ops, nsc, ex, pv, ex, false);
+    be_line(b, "if (g_pmask) {");
+    be_line(b, "    break;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    char **inc = names(c, "g_in%d_%d", 0, W);
+    apply_ops(c, ops, nsc, inc, ex, ta, true);
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 2, inc);
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    free(ta); free(ex); free(ne); free(pv); free(inc);
+}
+
 static void emit_scan_bulk(CuEmit *c, IrKernel *k);
 static bool scan_bulk_emitting_default;  /* emit_scan_bulk is emitting the default kernel (its #else) */
 
@@ -368,119 +496,8 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     for (int j = 0; j < W; j++) { be_line(b, "    g_wsum%d[g_lane] = %s;  /* inclusive over warps */", j, ws[j]); }
     be_line(b, "}");
     be_line(b, "__syncwarp();");
-    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
-    if (word) {
-        be_line(b, " * time (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the");
-        be_line(b, " * value in one %d-byte word), while the other warps wait at the barrier */", word);
-    } else {
-        be_line(b, " * time (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their");
-        be_line(b, " * own arrays, behind a fence), while the other warps wait at the barrier */");
-    }
-    char **ta = names(c, "g_ta%d_%d", 0, W);
     char **ex = names(c, "g_ex%d_%d", 0, W);
-    for (int j = 0; j < W; j++) {
-        be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1);
-        be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
-    }
-    be_line(b, "if (g_tile == 0) {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "0", 2, ta);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "} else {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "g_tile", 1, ta);
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
-    b->indent++;
-    be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
-    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
-    be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix) */");
-    if (word == 8) {
-        be_line(b, "unsigned long long g_w = 2ull << 32;");
-        be_line(b, "if (g_idx >= 0) {");
-        be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
-        be_line(b, "}");
-        be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
-        be_line(b, "    if ((g_w >> 32) == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
-        be_line(b, "    }");
-        be_line(b, "}");
-        be_line(b, "const int g_f = (int)(g_w >> 32);");
-    } else if (word == 16) {
-        be_line(b, "unsigned long long g_w = 0, g_s = 2;");
-        be_line(b, "if (g_idx >= 0) {");
-        be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
-        be_line(b, "}");
-        be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
-        be_line(b, "    if (g_s == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
-        be_line(b, "    }");
-        be_line(b, "}");
-        be_line(b, "const int g_f = (int)g_s;");
-    } else {
-        be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
-        be_line(b, "while (__any_sync(0xffffffffu, g_f == 0)) {");
-        be_line(b, "    if (g_f == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        g_f = ((volatile int *)g_flags)[g_idx];");
-        be_line(b, "    }");
-        be_line(b, "}");
-        be_line(b, "__threadfence();");
-    }
-    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
-    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
-    char **pv = names(c, "g_pv%d_%d", 0, W);
-    for (int j = 0, at = 0; j < W; j++) {
-        const char *mine = word ? word_component(c, wt[j], "g_w", at)
-                                : be_strf(&c->x, "g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx]", ct(wt[j]), j, ct(wt[j]), j);
-        be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : %s;", ct(wt[j]), pv[j], ne[j], mine);
-        at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
-    }
-    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
-    b->indent++;
-    {
-        int at = 0;
-        for (int q = 0; q < nsc; q++) {
-            char **o = names(c, "g_ol%d_%d", q, ops[q].arity);
-            for (int j = 0; j < ops[q].arity; j++) {
-                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], pv[at + j]);
-            }
-            be_line(b, "if (g_lane + g_off < 32) {");
-            b->indent++;
-            apply_op(c, &ops[q], pv + at, (const char *const *)o, (const char *const *)(pv + at), false);
-            b->indent--;
-            be_line(b, "}");
-            free(o);
-            at += ops[q].arity;
-        }
-    }
-    b->indent--;
-    be_line(b, "}");
-    apply_ops(c, ops, nsc, ex, pv, ex, false);
-    be_line(b, "if (g_pmask) {");
-    be_line(b, "    break;");
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    char **inc = names(c, "g_in%d_%d", 0, W);
-    apply_ops(c, ops, nsc, inc, ex, ta, true);
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "g_tile", 2, inc);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
+    lookback(c, ops, nsc, wt, W, word, NW, false);
     be_line(b, "if (g_lane == 0) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_ex_sh%d = %s;", j, ex[j]); }
     be_line(b, "}");
@@ -560,7 +577,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     }
     b->indent = 0;
     be_printf(b, "}\n\n");
-    free(ne); free(agg); free(wv); free(el); free(ws); free(tex); free(wp); free(ta); free(ex); free(pv); free(inc);
+    free(ne); free(agg); free(wv); free(el); free(ws); free(tex); free(wp); free(ex);
     free(pre); free(exs); free(wt);
     kp_free(&p);
 }
@@ -599,13 +616,6 @@ void emit_scan(CuEmit *c, IrKernel *k) {
  * last tile, unaligned arrays and architectures before sm_90 load and store
  * through the threads instead (same kernel). */
 
-/* The input read as it is by the scan's one component, or NULL. */
-static IrValue *scan_bulk_input(const IrStmt *s) {
-    IrExpr *r = s->map && s->map->nres == 1 ? s->map->res[0] : NULL;
-    if (!r || r->kind != IR_E_PARAM || r->index < 0 || r->index >= s->nins) { return NULL; }
-    return s->ins[r->index];
-}
-
 /* The staging of one tile, bytes (one stage). */
 static int scan_bulk_tile_bytes(const IrKernel *k) { return 4 * k->block * k->items; }
 
@@ -613,13 +623,7 @@ static int scan_bulk_tile_bytes(const IrKernel *k) { return 4 * k->block * k->it
 static bool scan_bulk_two_stages(const IrKernel *k) { return 2 * scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024; }
 
 bool scan_bulk_eligible(const IrKernel *k) {
-    const IrStmt *s = k->stmt;
-    if (k->kind != IR_K_SCAN || s->kind != IR_S_SCREMA || s->sharded || s->rank != 1) { return false; }
-    if (s->nscans != 1 || s->scans[0].arity != 1 || s->nreds != 0 || s->nouts != 1 || ir_stmt_nmapped(s) != 0) { return false; }
-    IrScalar t = s->scans[0].op->ptypes[0];
-    IrValue *in = scan_bulk_input(s);
-    if (ir_scalar_size(t) != 4 || !in || in->elem != t || in->rank != 1 || ir_scalar_size(s->outs[0]->elem) != 4) { return false; }
-    if (s->post && s->post->nres != 1) { return false; }
+    if (k->kind != IR_K_SCAN || !ir_scan_copied_input(k->stmt)) { return false; }
     /* odd items: blocked reads without conflicts; one stage in 48 KiB of static shared memory */
     return k->items % 2 == 1 && scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024;
 }
@@ -637,6 +641,15 @@ static void scan_bulk_macros(CuEmit *c, const IrKernel *k) {
                     "#endif\n"
                     "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s GPUC_SCAN_BULK\n#endif\n",
               mode, k->name, k->name);
+    /* mode 2's variants, off unless GPUC_SCAN_BULK_EARLY=1 or
+     * GPUC_SCAN_BULK_WSTORE=1 was in gpuc's environment (grep "SCAN BULK
+     * EARLY", "SCAN BULK WSTORE") */
+    const char *early = getenv("GPUC_SCAN_BULK_EARLY"), *wstore = getenv("GPUC_SCAN_BULK_WSTORE");
+    be_printf(c->b, "#ifndef GPUC_SCAN_BULK_EARLY\n#define GPUC_SCAN_BULK_EARLY %d  /* mode 2: the local scan during the look-back */\n#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_EARLY_%s\n#define GPUC_SCAN_BULK_EARLY_%s GPUC_SCAN_BULK_EARLY\n#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_WSTORE\n#define GPUC_SCAN_BULK_WSTORE %d  /* mode 2: a bulk store a warp, no barrier before it */\n#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_WSTORE_%s\n#define GPUC_SCAN_BULK_WSTORE_%s GPUC_SCAN_BULK_WSTORE\n#endif\n",
+              early && strcmp(early, "1") == 0, k->name, k->name, wstore && strcmp(wstore, "1") == 0, k->name, k->name);
 }
 
 void scan_bulk_host(CuEmit *c, IrKernel *k) {
@@ -707,6 +720,115 @@ static void scan_bulk_helpers(CuEmit *c) {
                     "#endif\n#endif\n");
 }
 
+/* The items of this thread (I consecutive slots from g_mine), each read
+ * again from the stage: its prefix from the running value `run` (declared,
+ * not const) on, inclusive or exclusive as the operator, then the post
+ * when `post` (a local pass of SCAN BULK EARLY writes the tile-relative
+ * prefix alone), written back over its slot. */
+static void scan_bulk_items(CuEmit *c, IrKernel *k, char *run, bool post) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrOperator *op = &s->scans[0];
+    IrScalar t = op->op->ptypes[0], to = post ? s->outs[0]->elem : t;
+    for (int u = 0; u < k->items; u++) {
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", k->items, u);
+        char *x = be_strf(&c->x, "g_x0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
+        be_line(b, "const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), x, ir_scalar_name(t), 4 * u);
+        if (op->exclusive) {
+            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, run, e);
+            apply_op(c, op, &run, (const char *const *)&run, (const char *const *)&x, false);
+        } else {
+            apply_op(c, op, &run, (const char *const *)&run, (const char *const *)&x, false);
+            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, run, e);
+        }
+        const char *v = e;
+        if (post && s->post) {
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            const char *pr[2] = { 0 };
+            const char *args[1] = { e };
+            be_lambda(&c->x, s->post, args, pr);
+            v = pr[0];
+        }
+        be_line(b, "gpuc_sts_%s(g_mine + %du, %s);", ir_scalar_name(to), 4 * u, v);
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
+/* The tile out through the threads (the last tile, unaligned arrays, before
+ * sm_90), coalesced, after a barrier. */
+static void scan_bulk_thread_stores(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    const char *n = be_vname(s->w[0]), *out = be_vname(s->outs[0]);
+    be_line(b, "    for (int g_u = 0; g_u < %d; g_u++) {", k->items);
+    be_line(b, "        const int g_slot = g_u * %d + (int)threadIdx.x;", k->block);
+    be_line(b, "        if (g_base + g_slot < %s) {", n);
+    be_line(b, "            %s[g_base + g_slot] = gpuc_lds_%s(g_st + 4u * (unsigned)g_slot);", out, ir_scalar_name(s->outs[0]->elem));
+    be_line(b, "        }");
+    be_line(b, "    }");
+}
+
+/* SCAN BULK EARLY (mode 2, -DGPUC_SCAN_BULK_EARLY_<kernel>=1): after the
+ * barrier on the warps' totals, every warp scans them itself (the tile's
+ * aggregate and its warp's prefix, no second wait for warp 0); warp 0 looks
+ * back at once while the other warps write their items' tile-relative
+ * prefixes over their slots (warp 0 does the same after its look-back);
+ * after the look-back's barrier each thread combines the tile's exclusive
+ * prefix into its slots and applies the post. A second pass over the items
+ * in shared memory, in exchange for the local scan done during the look-back. */
+static void scan_bulk_early(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrOperator *op = &s->scans[0];
+    IrScalar t = op->op->ptypes[0];
+    int NW = k->block / 32;
+    char *ws = "g_ws0_0", *ta = "g_ta0_0", *wp = "g_wp0_0", *el = "g_el0_0", *tex = "g_tx0_0", *exs = "g_exs0_0";
+    be_line(b, "/* SCAN BULK EARLY: every warp scans the warps' totals itself */");
+    be_line(b, "%s %s = g_lane < %d ? g_wsum0[g_lane] : g_ne0;", ct(t), ws, NW);
+    warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
+    be_line(b, "const %s %s = __shfl_sync(0xffffffffu, %s, %d);  /* the tile's aggregate */", ct(t), ta, ws, NW - 1);
+    be_line(b, "const %s g_wq0_0 = __shfl_sync(0xffffffffu, %s, (int)(g_warp + 31u) & 31);", ct(t), ws);
+    be_line(b, "const %s %s = g_warp > 0 ? g_wq0_0 : g_ne0;  /* before this warp */", ct(t), wp);
+    be_line(b, "if (g_warp == 0) {");
+    b->indent++;
+    lookback(c, op, 1, &t, 1, 8, NW, true);
+    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "    g_ex_sh0 = g_ex0_0;");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "/* phase 5a: tile-relative prefixes over the slots (warps 1.. during the look-back) */");
+    apply_op(c, op, &tex, (const char *const *)&wp, (const char *const *)&el, true);
+    scan_bulk_items(c, k, tex, false);
+    be_line(b, "__syncthreads();");
+    be_line(b, "/* phase 5b: the tile's exclusive prefix into each slot, and the post */");
+    be_line(b, "const %s %s = g_ex_sh0;", ct(t), exs);
+    for (int u = 0; u < k->items; u++) {
+        be_line(b, "{");
+        b->indent++;
+        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", k->items, u);
+        char *y = be_strf(&c->x, "g_f0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
+        be_line(b, "const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), y, ir_scalar_name(t), 4 * u);
+        apply_op(c, op, &e, (const char *const *)&exs, (const char *const *)&y, true);
+        const char *v = e;
+        if (s->post) {
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            const char *pr[2] = { 0 };
+            const char *args[1] = { e };
+            be_lambda(&c->x, s->post, args, pr);
+            v = pr[0];
+        }
+        be_line(b, "gpuc_sts_%s(g_mine + %du, %s);", ir_scalar_name(s->outs[0]->elem), 4 * u, v);
+        b->indent--;
+        be_line(b, "}");
+    }
+}
+
 /* A bulk variant's kernel (see SCAN BULK above): persistent (mode 1) or one
  * tile per block (mode 2); same parameters as emit_scan's. */
 static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
@@ -715,10 +837,10 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     IrOperator *op = &s->scans[0];
     int B = k->block, I = k->items, NW = B / 32, T = B * I, TB = scan_bulk_tile_bytes(k);
     int stages = persistent ? 2 : 1;
-    IrScalar t = op->op->ptypes[0], to = s->outs[0]->elem;
-    const char *tn = ir_scalar_name(t), *ton = ir_scalar_name(to);
+    IrScalar t = op->op->ptypes[0];
+    const char *tn = ir_scalar_name(t);
     /* copies: be_vname's strings do not outlive the post's free values' names */
-    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0])), *in = be_strf(&c->x, "%s", be_vname(scan_bulk_input(s))),
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0])), *in = be_strf(&c->x, "%s", be_vname(ir_scan_copied_input(s))),
                *out = be_strf(&c->x, "%s", be_vname(s->outs[0]));
     KParams p = { 0 };
     stmt_params(c, s, &p);
@@ -864,75 +986,15 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     be_line(b, "    g_wsum0[g_warp] = %s;", wv);
     be_line(b, "}");
     be_line(b, "__syncthreads();");
+    char *ws = "g_ws0_0", *ex = "g_ex0_0", *wp = "g_wp0_0", *tex = "g_tx0_0", *exs = "g_exs0_0", *pre = "g_pre0_0";
+    if (!persistent) { be_printf(b, "#if GPUC_SCAN_BULK_EARLY_%s\n", k->name); scan_bulk_early(c, k); be_printf(b, "#else\n"); }
     be_line(b, "if (g_warp == 0) {");
     b->indent++;
-    char *ws = "g_ws0_0";
     be_line(b, "%s %s = g_lane < %d ? g_wsum0[g_lane] : g_ne0;", ct(t), ws, NW);
     warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
     be_line(b, "g_wsum0[g_lane] = %s;  /* inclusive over warps */", ws);
     be_line(b, "__syncwarp();");
-    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back (as emit_scan's, 8-byte");
-    be_line(b, " * words), while the other warps wait at the barrier */");
-    char *ta = "g_ta0_0", *ex = "g_ex0_0";
-    be_line(b, "const %s %s = g_wsum0[%d];", ct(t), ta, NW - 1);
-    be_line(b, "%s %s = g_ne0;", ct(t), ex);
-    be_line(b, "if (g_tile == 0) {");
-    be_line(b, "    if (g_lane == 0) {");
-    b->indent += 2;
-    publish(c, 8, &t, 1, "0", 2, &ta);
-    b->indent -= 2;
-    be_line(b, "    }");
-    be_line(b, "} else {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, 8, &t, 1, "g_tile", 1, &ta);
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
-    b->indent++;
-    be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;  /* lane 0: the nearest predecessor */");
-    be_line(b, "unsigned long long g_w = 2ull << 32;  /* (lanes before tile 0 count as a prefix) */");
-    be_line(b, "if (g_idx >= 0) {");
-    be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
-    be_line(b, "}");
-    be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
-    be_line(b, "    if ((g_w >> 32) == 0) {");
-    be_line(b, "        gpuc_backoff();");
-    be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
-    be_line(b, "    }");
-    be_line(b, "}");
-    be_line(b, "const int g_f = (int)(g_w >> 32);");
-    be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
-    be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
-    char *pv = "g_pv0_0", *o = "g_ol0_0";
-    be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? g_ne0 : %s;", ct(t), pv, word_component(c, t, "g_w", 0));
-    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
-    b->indent++;
-    be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(t), o, pv);
-    be_line(b, "if (g_lane + g_off < 32) {");
-    b->indent++;
-    apply_op(c, op, &pv, (const char *const *)&o, (const char *const *)&pv, false);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    apply_op(c, op, &ex, (const char *const *)&pv, (const char *const *)&ex, false);
-    be_line(b, "if (g_pmask) {");
-    be_line(b, "    break;");
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    char *inc = "g_in0_0";
-    apply_op(c, op, &inc, (const char *const *)&ex, (const char *const *)&ta, true);
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, 8, &t, 1, "g_tile", 2, &inc);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
+    lookback(c, op, 1, &t, 1, 8, NW, false);
     be_line(b, "if (g_lane == 0) {");
     be_line(b, "    g_ex_sh0 = %s;", ex);
     be_line(b, "}");
@@ -940,36 +1002,29 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     be_line(b, "}");
     be_line(b, "__syncthreads();");
     be_line(b, "/* phase 5: each item read again, its prefix (and the post) over its slot */");
-    char *wp = "g_wp0_0", *tex = "g_tx0_0", *exs = "g_exs0_0", *pre = "g_pre0_0";
     be_line(b, "const %s %s = g_warp > 0 ? g_wsum0[g_warp - 1] : g_ne0;", ct(t), wp);
     apply_op(c, op, &tex, (const char *const *)&wp, (const char *const *)&el, true);
     be_line(b, "const %s %s = g_ex_sh0;", ct(t), exs);
     apply_op(c, op, &pre, (const char *const *)&exs, (const char *const *)&tex, true);
-    for (int u = 0; u < I; u++) {
-        be_line(b, "{");
-        b->indent++;
-        be_line(b, "const int64_t g_i = g_base + threadIdx.x * %d + %d;  (void)g_i;", I, u);
-        char *x = be_strf(&c->x, "g_x0_%d", u), *e = be_strf(&c->x, "g_e0_%d", u);
-        be_line(b, "const %s %s = gpuc_lds_%s(g_mine + %du);", ct(t), x, tn, 4 * u);
-        if (op->exclusive) {
-            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, pre, e);
-            apply_op(c, op, &pre, (const char *const *)&pre, (const char *const *)&x, false);
-        } else {
-            apply_op(c, op, &pre, (const char *const *)&pre, (const char *const *)&x, false);
-            be_line(b, "const %s %s = %s;  (void)%s;", ct(t), e, pre, e);
-        }
-        const char *v = e;
-        if (s->post) {
-            c->x.idx[0] = "g_i";
-            c->x.idx[1] = "g_i";
-            const char *pr[2] = { 0 };
-            const char *args[1] = { e };
-            be_lambda(&c->x, s->post, args, pr);
-            v = pr[0];
-        }
-        be_line(b, "gpuc_sts_%s(g_mine + %du, %s);", ton, 4 * u, v);
-        b->indent--;
+    scan_bulk_items(c, k, pre, true);
+    if (!persistent) { be_printf(b, "#endif\n"); }
+    if (!persistent) {
+        be_printf(b, "#if GPUC_SCAN_BULK_WSTORE_%s\n", k->name);
+        be_line(b, "/* phase 6: each warp's part of the tile out by its own bulk store, as soon as");
+        be_line(b, " * the warp has written it (no barrier) */");
+        be_line(b, "if (g_bulk) {");
+        be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+        be_line(b, "    gpuc_sb_fence();  /* this thread's writes before the bulk store reads them */");
+        be_line(b, "    __syncwarp();");
+        be_line(b, "    if (g_lane == 0) {");
+        be_line(b, "        gpuc_sb_store(%s + g_base + g_warp * %du, g_st + g_warp * %du, %du);", out, 32 * I, 4 * 32 * I, 4 * 32 * I);
+        be_line(b, "    }");
+        be_printf(b, "#endif\n");
+        be_line(b, "} else {");
+        be_line(b, "    __syncthreads();");
+        scan_bulk_thread_stores(c, k);
         be_line(b, "}");
+        be_printf(b, "#else\n");
     }
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "gpuc_sb_fence();  /* these writes before the bulk store reads them */");
@@ -983,18 +1038,20 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     be_line(b, "    }");
     be_printf(b, "#endif\n");
     be_line(b, "} else {");
-    be_line(b, "    for (int g_u = 0; g_u < %d; g_u++) {", I);
-    be_line(b, "        const int g_slot = g_u * %d + (int)threadIdx.x;", B);
-    be_line(b, "        if (g_base + g_slot < %s) {", n);
-    be_line(b, "            %s[g_base + g_slot] = gpuc_lds_%s(g_st + 4u * (unsigned)g_slot);", out, ton);
-    be_line(b, "        }");
-    be_line(b, "    }");
+    scan_bulk_thread_stores(c, k);
     be_line(b, "}");
+    if (!persistent) { be_printf(b, "#endif\n"); }
     if (persistent) { be_line(b, "g_stage ^= 1u;"); }
     b->indent--;
     be_line(b, "}");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    if (!persistent) {
+        be_printf(b, "#if GPUC_SCAN_BULK_WSTORE_%s\n", k->name);
+        be_line(b, "if (g_lane == 0 && g_bulk_ok) {  /* every warp's store */");
+        be_printf(b, "#else\n");
+    }
     be_line(b, "if (threadIdx.x == 0 && g_bulk_ok) {");
+    if (!persistent) { be_printf(b, "#endif\n"); }
     if (persistent) {
         be_line(b, "    gpuc_sb_store_done();  /* the block's shared memory outlives its bulk stores */");
     } else {
