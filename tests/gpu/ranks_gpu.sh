@@ -25,7 +25,8 @@ set -uo pipefail
 start=$(date +%s)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dev=$root/.device
-out=${OUT:-/tmp/gpuc-ranks-gpu}
+# its own folder under $OUT (never $OUT itself: the caller's other files stay)
+out=${OUT:-/tmp}/gpuc-ranks-gpu
 rm -rf "$out" && mkdir -p "$out"
 gpuc=$dev/prefix/bin/gpuc
 [ -x "$gpuc" ] || gpuc=$root/build/driver/gpuc
