@@ -234,7 +234,13 @@ void ir_to_kernels(IrModule *m) {
                     if (in < 4) { in = 4; }
                     for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { out += ir_scalar_size(s->outs[o]->elem); } }
                     long bytes = in > out ? in : out;
-                    while (k.items > 1 && bytes * k.block * k.items * 17 / 16 > 46 * 1024) { k.items--; }
+                    if (ir_scan_copied_input(s) && k.items % 2 == 1) {
+                        /* the bulk-copy kernel (backend/cuda/scan.c, grep "SCAN BULK"):
+                         * one stage of 4-byte items in dynamic shared memory, up to
+                         * what an sm_90 block may opt into (227 KiB, 1 KiB reserved) */
+                        while (k.items > 1 && 4L * k.block * k.items + 1024 > 227 * 1024) { k.items -= 2; }
+                    }
+                    while (k.items > 1 && bytes * k.block * k.items * 17 / 16 > 46 * 1024 && !(ir_scan_copied_input(s) && k.items % 2 == 1)) { k.items--; }
                     if (k.unroll > k.items) { k.unroll = k.items; }
                 }
                 if (k.unroll < 1) { k.unroll = 1; }

@@ -17,7 +17,7 @@
  *   gpuc_h_zero(h, p, bytes)    gpuc_h_d2d / gpuc_h_d2h / gpuc_h_h2d(h, dst, src, bytes)
  *   gpuc_h_launch(h, GPUC_KERNEL(name), grid_x, grid_y, block, shared, args)
  *     (shared: bytes of dynamic shared memory, 0 but for the row kernels'
- *     stash; past the kernel's default limit, 48 KiB less its static shared
+ *     stash and the bulk scan's stage; past the kernel's default limit, 48 KiB less its static shared
  *     memory, the kernel opts in once, by either implementation)
  *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_shared_max(h) (the shared memory
  *   a block may opt into, bytes)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
@@ -261,8 +261,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             kp_add(c, &p, "", be_strf(&c->x, "g_incl%d", j));
         }
         if (scan_bulk_eligible(k)) {
-            scan_bulk_host(c, k);  /* g_grid: fewer blocks for the bulk variant */
-            launch(c, k, &p, "g_grid", "1");
+            scan_bulk_host(c, k);  /* g_grid, g_shared: the bulk variant's blocks and dynamic stage */
+            launch_block(c, k, &p, "g_grid", "1", be_strf(&c->x, "%d", k->block), "g_shared");
         } else {
             launch(c, k, &p, "(unsigned)g_ntiles", "1");
         }

@@ -587,7 +587,8 @@ void emit_scan(CuEmit *c, IrKernel *k) {
  * Variants of the scan kernel for one 4-byte component loaded as it is
  * from one input array (no map work, no mapped outputs) and one 4-byte
  * output, tiles of an odd item count (blocked reads of the staging without
- * bank conflicts) whose staging fits the 48 KiB of static shared memory.
+ * bank conflicts) whose one stage fits what an sm_90 block may opt into
+ * (227 KiB, less the 1 KiB the block reserves).
  * Selected per kernel at compile time by the value of
  *   GPUC_SCAN_BULK_<kernel> (default GPUC_SCAN_BULK, default 0, or the
  *   value of GPUC_SCAN_BULK, 1 or 2, in the environment as gpuc emitted the
@@ -607,6 +608,12 @@ void emit_scan(CuEmit *c, IrKernel *k) {
  *      every resident block's whole tile is in flight at once and takes no
  *      registers (emit_scan's 39 loads a thread held 61 registers: 8 blocks
  *      of 128 an SM; here shared memory alone bounds them, 10 of 128 x 39).
+ *      The stage is dynamic shared memory (extern __shared__, the tile's
+ *      bytes passed by the launcher as g_shared), so tiles past 48 KiB are
+ *      allowed: the launchers opt the kernel in (gpuc_h_launch of either
+ *      prelude). A tile past the 46 KiB that emit_scan stages statically
+ *      (scan_bulk_default_fits) has mode 2 alone: GPUC_SCAN_BULK=0 and 1
+ *      do not apply to it.
  * Per tile: wait on the stage's mbarrier; each thread reduces its I
  * consecutive items; warp scans, block scan, decoupled look-back as
  * emit_scan; each item, read again from the staging, its prefix (and post)
@@ -619,13 +626,18 @@ void emit_scan(CuEmit *c, IrKernel *k) {
 /* The staging of one tile, bytes (one stage). */
 static int scan_bulk_tile_bytes(const IrKernel *k) { return 4 * k->block * k->items; }
 
-/* Whether two stages of the tile fit 48 KiB (mode 1 is emitted). */
+/* Whether emit_scan's kernel (static staging) is emitted beside mode 2:
+ * the tile within the 46 KiB bound that ir/to_kernels.c gives other scans. */
+static bool scan_bulk_default_fits(const IrKernel *k) { return (long)scan_bulk_tile_bytes(k) * 17 / 16 <= 46 * 1024; }
+
+/* Whether two stages of the tile fit 48 KiB of static shared memory (mode 1 is emitted). */
 static bool scan_bulk_two_stages(const IrKernel *k) { return 2 * scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024; }
 
 bool scan_bulk_eligible(const IrKernel *k) {
     if (k->kind != IR_K_SCAN || !ir_scan_copied_input(k->stmt)) { return false; }
-    /* odd items: blocked reads without conflicts; one stage in 48 KiB of static shared memory */
-    return k->items % 2 == 1 && scan_bulk_tile_bytes(k) + 1024 <= 48 * 1024;
+    /* odd items: blocked reads without conflicts; one stage within what an
+     * sm_90 block may opt into (ir/to_kernels.c bounds the items the same way) */
+    return k->items % 2 == 1 && scan_bulk_tile_bytes(k) + 1024 <= 227 * 1024;
 }
 
 /* The macros that select the variant of kernel k, once per file each. */
@@ -656,6 +668,19 @@ void scan_bulk_host(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     scan_bulk_macros(c, k);
     be_line(b, "unsigned g_grid = (unsigned)g_ntiles;");
+    /* mode 2's stage, dynamic shared memory; none for emit_scan's kernel or mode 1 */
+    be_line(b, "unsigned g_shared = 0u;");
+    if (!scan_bulk_default_fits(k)) {
+        be_line(b, "g_shared = %du;  /* SCAN BULK 2 alone: the tile is past emit_scan's static staging */", scan_bulk_tile_bytes(k));
+    } else {
+        if (scan_bulk_two_stages(k)) {
+            be_printf(b, "#if GPUC_SCAN_BULK_%s && GPUC_SCAN_BULK_%s != 1\n", k->name, k->name);
+        } else {
+            be_printf(b, "#if GPUC_SCAN_BULK_%s\n", k->name);
+        }
+        be_line(b, "g_shared = %du;  /* SCAN BULK 2: the tile's stage */", scan_bulk_tile_bytes(k));
+        be_printf(b, "#endif\n");
+    }
     if (!scan_bulk_two_stages(k)) { return; }  /* mode 1 is mode 2: a block a tile */
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 1\n", k->name);
     be_line(b, "{ /* SCAN BULK: persistent blocks, one wave of them at most */");
@@ -859,7 +884,11 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     } else {
         be_line(b, "/* SCAN BULK 2: one tile of %d threads x %d items a block, one stage of %d bytes */", B, I, TB);
     }
-    be_line(b, "__shared__ __align__(128) unsigned char g_smem[%d];", stages * TB);
+    if (persistent) {
+        be_line(b, "__shared__ __align__(128) unsigned char g_smem[%d];", stages * TB);
+    } else {
+        be_line(b, "extern __shared__ __align__(128) unsigned char g_smem[];  /* %d bytes, the launcher's g_shared */", TB);
+    }
     be_line(b, "__shared__ __align__(8) unsigned long long g_bar[%d];  /* stage s's bytes have landed */", stages);
     if (persistent) { be_line(b, "__shared__ int64_t g_tile_sh[2];  /* the tile of stage s */"); }
     be_line(b, "__shared__ %s g_wsum0[32];", ct(t));
@@ -1069,6 +1098,10 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
 static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
     scan_bulk_macros(c, k);
     scan_bulk_helpers(c);
+    if (!scan_bulk_default_fits(k)) {
+        scan_bulk_kernel(c, k, false);  /* mode 2 alone */
+        return;
+    }
     if (scan_bulk_two_stages(k)) {
         be_printf(c->b, "#if GPUC_SCAN_BULK_%s == 1\n", k->name);
         scan_bulk_kernel(c, k, true);
