@@ -171,19 +171,6 @@ int main(int argc, char **argv)
         scan_case<float>("scan_excl", gpuc_dev_excl_f32_into, n, false, true);
         scan_case<int32_t>("scan_excl", gpuc_dev_excl_i32_into, n, false, true);
         scan_case<int64_t>("scan_excl", gpuc_dev_excl_i64_into, n, false, true);
-        /* mode 2's variants (early_, wst_, ew_ rows: EARLY, WSTORE, both) */
-        scan_case<float>("early_incl", gpuc_dev_incl_f32_early_into, n, true, true);
-        scan_case<int32_t>("early_incl", gpuc_dev_incl_i32_early_into, n, true, true);
-        scan_case<float>("early_excl", gpuc_dev_excl_f32_early_into, n, false, true);
-        scan_case<int32_t>("early_excl", gpuc_dev_excl_i32_early_into, n, false, true);
-        scan_case<float>("wst_incl", gpuc_dev_incl_f32_wst_into, n, true, true);
-        scan_case<int32_t>("wst_incl", gpuc_dev_incl_i32_wst_into, n, true, true);
-        scan_case<float>("wst_excl", gpuc_dev_excl_f32_wst_into, n, false, true);
-        scan_case<int32_t>("wst_excl", gpuc_dev_excl_i32_wst_into, n, false, true);
-        scan_case<float>("ew_incl", gpuc_dev_incl_f32_ew_into, n, true, true);
-        scan_case<int32_t>("ew_incl", gpuc_dev_incl_i32_ew_into, n, true, true);
-        scan_case<float>("ew_excl", gpuc_dev_excl_f32_ew_into, n, false, true);
-        scan_case<int32_t>("ew_excl", gpuc_dev_excl_i32_ew_into, n, false, true);
         recurrence_case("recurrence", gpuc_dev_recurrence_into, n);
         filter_case<float>("filter", gpuc_dev_filter_f32, n, true);
         filter_case<int32_t>("filter", gpuc_dev_filter_i32, n, true);
@@ -192,18 +179,12 @@ int main(int argc, char **argv)
      * through the threads), and sizes that end in a partial tile after many full ones
      * (tile 256 x 43 = 11008) */
     scan_case<float>("unaligned", gpuc_dev_incl_f32_into, ((int64_t)1 << 20) + 3, true, false, 1);
-    scan_case<int32_t>("unaligned", gpuc_dev_excl_i32_ew_into, ((int64_t)1 << 20) + 5, false, false, 3);
+    scan_case<int32_t>("unaligned", gpuc_dev_excl_i32_b512_i31_into, ((int64_t)1 << 20) + 5, false, false, 3);
     scan_case<float>("partial", gpuc_dev_incl_f32_into, 11008 * 1000 + 11007, true, false);
-    scan_case<float>("ew_partial", gpuc_dev_incl_f32_ew_into, 11008 * 1000 + 11007, true, false);
-    scan_case<int32_t>("ew_partial", gpuc_dev_excl_i32_ew_into, 11008 * 3 + 1, false, false);
+    /* a stage past 48 KiB (dynamic shared memory): 256 x 79 = 20224 */
+    scan_case<int32_t>("partial", gpuc_dev_excl_i32_b256_i79_into, 20224 * 1000 + 20223, false, false);
     if (sweep) {
         const int64_t n = (int64_t)1 << 28;
-        scan_case<float>("incl_f32_b128_i45", gpuc_dev_incl_f32_b128_i45_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i47", gpuc_dev_incl_f32_b128_i47_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i51", gpuc_dev_incl_f32_b128_i51_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i49", gpuc_dev_incl_f32_b128_i49_into, n, true, false);
-        scan_case<float>("incl_f32_b256_i39", gpuc_dev_incl_f32_b256_i39_into, n, true, false);
-        scan_case<int32_t>("excl_i32_b128_i45", gpuc_dev_excl_i32_b128_i45_into, n, false, false);
         scan_case<int64_t>("incl_i64_b128_i24", gpuc_dev_incl_i64_b128_i24_into, n, true, false);
         recurrence_case("recurrence_b128_i19", gpuc_dev_recurrence_b128_i19_into, n);
         recurrence_case("recurrence_b128_i24", gpuc_dev_recurrence_b128_i24_into, n);
@@ -215,13 +196,20 @@ int main(int argc, char **argv)
         filter_case<float>("filter_f32_b256_i45", gpuc_dev_filter_f32_b256_i45, n, false);
         filter_case<float>("filter_f32_b128_i48", gpuc_dev_filter_f32_b128_i48, n, false);
         filter_case<float>("filter_f32_b128_i64", gpuc_dev_filter_f32_b128_i64, n, false);
-        scan_case<float>("incl_f32_b128_i39", gpuc_dev_incl_f32_b128_i39_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i71", gpuc_dev_incl_f32_b128_i71_into, n, true, false);
-        scan_case<float>("incl_f32_b128_i85", gpuc_dev_incl_f32_b128_i85_into, n, true, false);
-        scan_case<float>("incl_f32_b512_i21", gpuc_dev_incl_f32_b512_i21_into, n, true, false);
-        scan_case<float>("incl_f32_ew_b128_i71", gpuc_dev_incl_f32_ew_b128_i71_into, n, true, false);
-        scan_case<float>("incl_f32_ew_b128_i85", gpuc_dev_incl_f32_ew_b128_i85_into, n, true, false);
-        scan_case<int32_t>("excl_i32_ew_b128_i71", gpuc_dev_excl_i32_ew_b128_i71_into, n, false, false);
+        /* SCAN BULK mode 2 tiles (rows bB_iI_incl / _excl; the default, 256 x 43, is scan_) */
+#define SWEEP(B, I)                                                                                                 \
+    scan_case<float>("b" #B "_i" #I "_incl", gpuc_dev_incl_f32_b##B##_i##I##_into, n, true, false);                \
+    scan_case<int32_t>("b" #B "_i" #I "_incl", gpuc_dev_incl_i32_b##B##_i##I##_into, n, true, false);              \
+    scan_case<float>("b" #B "_i" #I "_excl", gpuc_dev_excl_f32_b##B##_i##I##_into, n, false, false);               \
+    scan_case<int32_t>("b" #B "_i" #I "_excl", gpuc_dev_excl_i32_b##B##_i##I##_into, n, false, false);
+        SWEEP(128, 73)
+        SWEEP(256, 55)
+        SWEEP(256, 63)
+        SWEEP(256, 79)
+        SWEEP(384, 43)
+        SWEEP(512, 43)
+        SWEEP(512, 31)
+#undef SWEEP
     }
     return g_wrong;
 }
