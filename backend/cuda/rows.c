@@ -442,8 +442,11 @@ static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const c
             if (pass == 0) {
                 be_line(b, "g_gm = %s(g_gm, %s);", f32 ? "fmaxf" : "fmax", res[0]);
             } else {
-                /* x == max also covers x = max = +-inf, as the operator does */
-                be_line(b, "g_gs%d += %s == g_gm ? %s : %s * %s(%s - g_gm);", u % ROW_PAIR_SUMS, res[0], res[1], res[1], f32 ? "expf" : "exp", res[0]);
+                /* x == max gives w * exp(0) = w, also for x = max = +-inf,
+                 * as the operator does; the select on exp's argument, not
+                 * on its result, so that no branch skips the exp (ptxas
+                 * branched around every element's) */
+                be_line(b, "g_gs%d += %s * %s(%s == g_gm ? (%s)0 : %s - g_gm);", u % ROW_PAIR_SUMS, res[1], f32 ? "expf" : "exp", res[0], f32 ? "float" : "double", res[0]);
             }
             free(res);
             free(pn);
