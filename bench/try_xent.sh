@@ -4,7 +4,9 @@
 # 32768 and 262144 (2^28 f32 in all), gpuc as generated (one kernel: the
 # online (max, sum) pair folded a group at a time, rows.c "ROW PAIR", and
 # lse - A[i, t[i]] at the row's store, ir/fuse_rows.c per_row), the same
-# with -DGPUC_ROW_PAIR_FOLD=0 (the pair folded per element), the two-kernel
+# with -DGPUC_ROW_PAIR_FOLD=0 (the pair folded per element), the same with
+# -DGPUC_ROW_PAIR_BLOCKS=0 (no 64-register bound: 1 block of 512 an SM
+# at rows of 32768, the regression of the first fused code), the two-kernel
 # code of before when bench/gen/rows_nn_before.cu exists (made on the build
 # machine by main's gpuc before the merge), row sums (the same bytes read,
 # a plain sum: the read's limit), and torch eager / torch.compile
@@ -28,9 +30,10 @@ build() {  # name gen driver [-D...]
 for p in rows rows_nn; do
   [ -f "bench/gen/$p.cu" ] || { echo "missing bench/gen/$p.cu: run bench/gen.sh on the build machine" >&2; exit 1; }
 done
-VARIANTS="new perelem row_sums"
+VARIANTS="new perelem unbounded row_sums"
 build new rows_nn rows_nn &
 build perelem rows_nn rows_nn -DGPUC_ROW_PAIR_FOLD=0 &
+build unbounded rows_nn rows_nn -DGPUC_ROW_PAIR_BLOCKS=0 &
 build row_sums rows rows &
 if [ -f bench/gen/rows_nn_before.cu ]; then
   build before rows_nn_before rows_nn &
@@ -52,7 +55,7 @@ d = sys.argv[1]
 def load(f):
     p = os.path.join(d, f)
     return [json.loads(l) for l in open(p) if l.startswith("{")] if os.path.exists(p) else []
-cols = {"new": load("new.jsonl"), "perelem": load("perelem.jsonl"), "before": load("before.jsonl"), "row_sums": load("row_sums.jsonl")}
+cols = {"new": load("new.jsonl"), "perelem": load("perelem.jsonl"), "unbounded": load("unbounded.jsonl"), "before": load("before.jsonl"), "row_sums": load("row_sums.jsonl")}
 py = load("py.jsonl")
 copy = next((r["GBps"] for r in py if r.get("case") == "copy_ref"), None)
 def get(recs, case, m, src=None):
@@ -60,8 +63,8 @@ def get(recs, case, m, src=None):
 ms = sorted({r["m"] for r in cols["new"]})
 bad = not ms
 print(f"copy rate: {copy} GB/s" if copy else "copy rate: -")
-print("| m | gpuc us | pair per element us | before (2 kernels) us | row_sums us | torch us | torch.compile us | gpuc / best torch | gpuc ratio to copy | check |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| m | gpuc us | pair per element us | no register bound us | before (2 kernels) us | row_sums us | torch us | torch.compile us | gpuc / best torch | gpuc ratio to copy | check |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 f = lambda r: "-" if r is None else f"{r['us']:.1f}"
 for m in ms:
     n = {k: get(v, "row_sums" if k == "row_sums" else "xent", m) for k, v in cols.items()}
@@ -73,7 +76,7 @@ for m in ms:
     checks = ",".join(sorted({r.get("check", "?") for r in n.values() if r}))
     bad = bad or any(r.get("check", "ok") != "ok" for r in n.values() if r)
     vtxt = "-" if vs is None else f"{vs:.3f} ({'ahead' if vs < 1 else 'BEHIND'})"
-    print(f"| {m} | {f(g)} | {f(n['perelem'])} | {f(n['before'])} | {f(n['row_sums'])} | {f(t)} | {f(tc)} | {vtxt} | {'-' if ratio is None else f'{ratio:.3f}'} | {checks} |")
+    print(f"| {m} | {f(g)} | {f(n['perelem'])} | {f(n['unbounded'])} | {f(n['before'])} | {f(n['row_sums'])} | {f(t)} | {f(tc)} | {vtxt} | {'-' if ratio is None else f'{ratio:.3f}'} | {checks} |")
 print("FAIL" if bad else "PASS: every gpuc result checked")
 sys.exit(1 if bad else 0)
 PY

@@ -573,12 +573,16 @@ static bool by_matmul(IrEntry *e, const IrStmt *s) {
     return false;
 }
 
-/* Does any kernel of the entry read an array by index (and so may fail)? */
+/* Does any kernel of the entry read an array by index (and so may fail)?
+ * Every lambda of the statement: the map, the post, and the per-row map a
+ * row reduction computes at its store (ir/fuse_rows.c: cross-entropy's
+ * A[i, t[i]]; without it here the device's out-of-bounds record of a fused
+ * gather was never read, and the entry succeeded). */
 static bool entry_reads(IrEntry *e) {
     for (int i = 0; i < e->nstmts; i++) {
         IrStmt *s = e->stmts[i];
         if (s->dead || by_matmul(e, s)) { continue; }
-        if (lambda_reads(s->map) || lambda_reads(s->post)) { return true; }
+        if (lambda_reads(s->map) || lambda_reads(s->post) || lambda_reads(s->per_row)) { return true; }
     }
     return false;
 }

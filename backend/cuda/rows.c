@@ -404,6 +404,20 @@ static bool row_pair_ok(const IrKernel *k) {
            strcmp(s->reds[0].name, "online_softmax") == 0;
 }
 
+/* ROW PAIR: the folded pair kernel of 4-byte rows is bounded to 64
+ * registers a thread (__launch_bounds__(block, GPUC_ROW_PAIR_BLOCKS * 512 /
+ * block), 2 blocks of 512 an SM).  Unbounded, ptxas (sm_90) gave xent 77
+ * (the gather at the store, its gpuc_oob path, took 13 over row logsumexp's
+ * 64): 1 block of 512 an SM at rows of 32768 (16 warps) against 2 before
+ * the fusion (64 registers), 3 blocks of 256 at rows of 1024 against 4:
+ * 406 -> 502 us and 417 -> 438 us on the H100.  Bounded: 64, 24 bytes
+ * spilled in the row's prologue and epilogue (none in the vector loop).
+ * Not the per-element fold (32 bytes spilled at 64) nor 8-byte rows
+ * (xent64: 88 unbounded, 84 bytes spilled at 64). */
+static bool row_pair_bounded(const IrKernel *k) {
+    return row_pair_ok(k) && !row_cluster_variant && !row_big_variant && !row_regs_variant && ir_scalar_size(k->stmt->ins[0]->elem) == 4;
+}
+
 /* The group's map results (x, w) of vectors vb + u * g_tpr (u < n, those
  * below g_nv, loaded into `regs`<u>_<input>): pass 0 takes their maximum
  * g_gm, pass 1 adds w * exp(x - g_gm) into one accumulator per vector. */
@@ -429,8 +443,11 @@ static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const c
             if (pass == 0) {
                 be_line(b, "g_gm = %s(g_gm, %s);", f32 ? "fmaxf" : "fmax", res[0]);
             } else {
-                /* x == max also covers x = max = +-inf, as the operator does */
-                be_line(b, "g_gs%d += %s == g_gm ? %s : %s * %s(%s - g_gm);", u % ROW_PAIR_SUMS, res[0], res[1], res[1], f32 ? "expf" : "exp", res[0]);
+                /* x == max gives w * exp(0) = w, also for x = max = +-inf,
+                 * as the operator does; the select on exp's argument, not
+                 * on its result, so that no branch skips the exp (ptxas
+                 * branched around every element's) */
+                be_line(b, "g_gs%d += %s * %s(%s == g_gm ? (%s)0 : %s - g_gm);", u % ROW_PAIR_SUMS, res[1], f32 ? "expf" : "exp", res[0], f32 ? "float" : "double", res[0]);
             }
             free(res);
             free(pn);
@@ -937,6 +954,9 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (row_pair_ok(k)) {
         be_printf(b, "#ifndef GPUC_ROW_PAIR_FOLD\n#define GPUC_ROW_PAIR_FOLD 1  /* -DGPUC_ROW_PAIR_FOLD=0: the online softmax pair folded per element (a comparison) */\n#endif\n");
     }
+    if (row_pair_bounded(k)) {
+        be_printf(b, "#ifndef GPUC_ROW_PAIR_BLOCKS\n#define GPUC_ROW_PAIR_BLOCKS 2  /* blocks of 512 threads an SM the pair kernel's registers leave room for (64 a thread); 0: no bound */\n#endif\n");
+    }
     kernel_comment(c, k);
     /* with a stash, at most 128 registers a thread (the blocks' count the
      * launcher's stash sizes assume: grep "ROW STASH") */
@@ -954,6 +974,16 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         be_printf(b, ")\n{\n");
         b->indent = 1;
         be_printf(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n    __trap();  /* the launcher takes this kernel on sm_90 on only */\n#else\n");
+    } else if (row_pair_bounded(k)) {
+        /* ROW PAIR: the register cap under GPUC_ROW_PAIR_FOLD (see row_pair_bounded) */
+        be_printf(b, "#if GPUC_ROW_PAIR_FOLD && GPUC_ROW_PAIR_BLOCKS > 0\n");
+        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d, GPUC_ROW_PAIR_BLOCKS * 512 / %d)\n", k->block, k->block);
+        be_printf(b, "#else\n");
+        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d)\n", k->block);
+        be_printf(b, "#endif\n%s(", k->name);
+        for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
+        be_printf(b, ")\n{\n");
+        b->indent = 1;
     } else {
         signature_min(c, k, &p, min_blocks);
     }
