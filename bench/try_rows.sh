@@ -15,9 +15,12 @@
 # (rows of 32768), the big block (rows of 32768 in the registers of one
 # 1024-thread block, -DGPUC_ROW_BIG_BLOCK=1), clusters of 4 blocks, of 16
 # (rows of 262144 only: at 32768 it lost clearly, 0.465 / 0.492 of the copy
-# rate in bench/last_run/issue16-session3/rows.txt), and a persistent grid
-# (-DGPUC_ROW_PERSIST=1) that also loads the next row while it writes this
-# one (=2); before the timings, bench/try_rows_edges.cu checks every element
+# rate in bench/last_run/issue16-session3/rows.txt), and every kernel forced
+# to one cluster (block) a row (-DGPUC_ROW_PERSIST=0), to a persistent grid
+# (=1), and to a persistent grid that also loads the next row while it
+# writes this one (=2), against each kernel's default (GPUC_ROW_PERSIST_<kernel>,
+# gpuc's: 2 for the clusters and LayerNorm's big block, 0 for softmax's big
+# block); before the timings, bench/try_rows_edges.cu checks every element
 # at the long-row kernels' edges with GPUC_ROW_PERSIST 0 and 2. Exit 1 if a
 # result is wrong or a driver failed.
 #
@@ -46,7 +49,7 @@ for p in rows rows_nn; do
 done
 # the sweep's variants (name:row lengths:-D options); rows and rows_nn each
 VARIANTS=("big:32768:-DGPUC_ROW_BIG_BLOCK=1" "c4:32768,262144:-DGPUC_ROW_CLUSTER_BLOCKS=4" "c16:262144:-DGPUC_ROW_CLUSTER_BLOCKS=16"
-          "ps1:32768,262144:-DGPUC_ROW_PERSIST=1" "ps2:32768,262144:-DGPUC_ROW_PERSIST=2")
+          "ps0:32768,262144:-DGPUC_ROW_PERSIST=0" "ps1:32768,262144:-DGPUC_ROW_PERSIST=1" "ps2:32768,262144:-DGPUC_ROW_PERSIST=2")
 # the edges of the long-row kernels with each GPUC_ROW_PERSIST, every element checked (bench/try_rows_edges.cu)
 for ps in 0 2; do
   for p in rows rows_nn; do
@@ -145,15 +148,15 @@ for case, m in keys:
     print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(nc[0].get('us') if nc else None, 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
           f"{f(ratio('torch'))} | {f(ratio('torch_compile'))} | {f(vs)} {'(ahead)' if vs and vs < 1 else '(BEHIND)' if vs else ''} | {tgt} | {checks} |")
 # the sweep of the long-row variants: us (ratio to the copy rate)
-vnames = ["default", "nocl", "big", "c4", "c16", "ps1", "ps2"]
+vnames = ["default", "nocl", "big", "c4", "c16", "ps0", "ps1", "ps2"]
 sw = {"default": [r for r in recs if r.get("src") == "gpuc"], "nocl": nocl}
 for v in vnames[2:]:
     p = os.path.join(d, f"sweep_{v}.jsonl")
     sw[v] = [json.loads(l) for l in open(p) if l.startswith("{")] if os.path.exists(p) else []
 print()
-print("sweep, long rows: us (ratio to copy); default = clusters of 8 + bulk-copied stash, nocl = -DGPUC_ROW_CLUSTER=0,")
+print("sweep, long rows: us (ratio to copy); default = as gpuc writes it (clusters of 8 + bulk-copied stash, each kernel's GPUC_ROW_PERSIST_<kernel>), nocl = -DGPUC_ROW_CLUSTER=0,")
 print("big = -DGPUC_ROW_BIG_BLOCK=1 (the row in the registers of one 1024-thread block), cN = -DGPUC_ROW_CLUSTER_BLOCKS=N,")
-print("psN = -DGPUC_ROW_PERSIST=N (1: a persistent grid of the resident clusters / big blocks; 2: and the next row loaded while this one is written)")
+print("psN = -DGPUC_ROW_PERSIST=N, every kernel forced (0: one cluster / big block a row; 1: a persistent grid of the resident clusters / big blocks; 2: and the next row loaded while this one is written)")
 print("| case | m | " + " | ".join(vnames) + " | best | check |")
 print("|---|---|" + "---|" * len(vnames) + "---|---|")
 for case in ("row_softmax", "layer_norm"):

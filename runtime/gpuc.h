@@ -217,6 +217,15 @@ GpucStatus gpuc_function_info(GpucFunction *function, GpucFunctionInfo *info);
  * in one wave is this times the multiprocessors. */
 GpucStatus gpuc_function_occupancy(GpucFunction *function, unsigned block_threads, size_t dynamic_shared_bytes,
                                    int *blocks_per_sm);
+/* How many clusters of the kernel (a kernel with compile-time cluster
+ * dimensions of cluster_blocks blocks, __cluster_dims__) of block_threads
+ * threads a block, dynamic_shared_bytes each (opted into as gpuc_launch
+ * would), are resident on the device at once: the size of a persistent
+ * grid, in clusters. *clusters is 0 where the driver cannot tell (no
+ * cuOccupancyMaxActiveClusters, a device without clusters, the query
+ * failed; gpuc_last_error says why): a hint, not an error. */
+GpucStatus gpuc_function_cluster_occupancy(GpucFunction *function, unsigned cluster_blocks, unsigned block_threads,
+                                           size_t dynamic_shared_bytes, int *clusters);
 
 /* ---- Offline compilation (no device needed) ---- */
 

@@ -73,6 +73,8 @@ typedef struct RtCuda {
   CUresult (*event_record)(CUevent, CUstream);
   CUresult (*event_synchronize)(CUevent);
   CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
+  /* optional, not in the table: NULL where the driver lacks it (CUDA 12.0 on) */
+  CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
 } RtCuda;
 
 /* The NVRTC entry points. grep "ORDER NVRTC" if you change this. */

@@ -123,6 +123,9 @@ static void load_cuda_once(void) {
     cuda_status = GPUC_ERROR_NO_DRIVER;
     return;
   }
+  /* optional entry points: a missing one stays NULL and its caller falls back */
+  void *clusters = dlsym(lib, "cuOccupancyMaxActiveClusters");
+  memcpy(&rt_cu.occupancy_max_active_clusters, &clusters, sizeof clusters);
   CUresult r = rt_cu.init(0);
   if (r != CUDA_SUCCESS) {
     char d[512];

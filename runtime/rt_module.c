@@ -404,3 +404,54 @@ GpucStatus gpuc_function_occupancy(GpucFunction *f, unsigned block_threads, size
   *blocks_per_sm = n;
   return GPUC_SUCCESS;
 }
+
+GpucStatus gpuc_function_cluster_occupancy(GpucFunction *f, unsigned cluster_blocks, unsigned block_threads,
+                                           size_t dynamic_shared_bytes, int *clusters) {
+  if (!f || !clusters || block_threads == 0 || cluster_blocks == 0) {
+    rt_set_last_error("gpuc_function_cluster_occupancy: %s",
+                      !f || !clusters ? "NULL argument" : "0 threads per block or blocks per cluster");
+    return GPUC_ERROR_INVALID_VALUE;
+  }
+  *clusters = 0;
+  if (!rt_cu.occupancy_max_active_clusters) {
+    rt_set_last_error("gpuc_function_cluster_occupancy: the driver has no cuOccupancyMaxActiveClusters");
+    return GPUC_SUCCESS;
+  }
+  GpucContext *ctx = f->module->obj.ctx;
+  bool pushed = false;
+  GpucStatus s = rt_enter(ctx, &pushed);
+  if (s != GPUC_SUCCESS) {
+    return s;
+  }
+  /* past 48 KiB the kernel must have opted in, as gpuc_launch does, or the query fails */
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&ctx->lock);
+  if ((int)dynamic_shared_bytes > f->dyn_shared_set) {
+    r = rt_cu.func_set_attribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic_shared_bytes);
+    if (r == CUDA_SUCCESS) {
+      f->dyn_shared_set = (int)dynamic_shared_bytes;
+    }
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  int n = 0;
+  if (r == CUDA_SUCCESS) {
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = cluster_blocks;  /* the cluster's size is the kernel's own (__cluster_dims__) */
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = block_threads;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = (unsigned)dynamic_shared_bytes;
+    r = rt_cu.occupancy_max_active_clusters(&n, f->fn, &cfg);
+  }
+  rt_leave(ctx, pushed);
+  if (r != CUDA_SUCCESS) {
+    char d[512];
+    rt_cu_describe(r, d, sizeof d);
+    rt_set_last_error("gpuc_function_cluster_occupancy: '%s' (%u blocks of %u threads, %zu bytes): %s", f->name,
+                      cluster_blocks, block_threads, dynamic_shared_bytes, d);
+    return GPUC_SUCCESS;
+  }
+  *clusters = n > 0 ? n : 0;
+  return GPUC_SUCCESS;
+}

@@ -124,6 +124,12 @@ int row_big_block(const IrKernel *k);
 int row_big_reads(const IrKernel *k, const IrValue **vals);
 const char *row_big_name(CuEmit *c, const IrKernel *k);
 const char *row_variant_name(CuEmit *c, const IrKernel *k, bool regs, bool cluster);
+/* ROW PERSIST: GPUC_ROW_PERSIST_<name>, the launch of a cluster variant or
+ * the big block (0 one a row, 1 a persistent grid, 2 and the next row
+ * loaded early), and its definition with gpuc's default for the variant
+ * (`big`: NAME_big), once per translation unit (rows.c). */
+const char *row_persist_macro(CuEmit *c, const char *name);
+void row_persist_define(CuEmit *c, const IrKernel *k, const char *name, bool big);
 int row_static_shared(const IrKernel *k);
 void emit_segred_row(CuEmit *c, IrKernel *k);
 

@@ -21,7 +21,10 @@
  *     memory, the kernel opts in once, by either implementation)
  *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_shared_max(h) (the shared memory
  *   a block may opt into, bytes)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
- *   (blocks of the kernel that fit on one multiprocessor)  gpuc_h_oob(h, &hit, at) (fetch and clear
+ *   (blocks of the kernel that fit on one multiprocessor)
+ *   gpuc_h_clusters(h, GPUC_KERNEL(name), cluster, block, shared, &n) (clusters
+ *   of a __cluster_dims__ kernel resident at once; the runtime's: 0 where the
+ *   driver cannot tell)  gpuc_h_oob(h, &hit, at) (fetch and clear
  *   the device's out-of-bounds record)  gpuc_h_status(h) (a failed host read)
  *   gpuc_dread(h, p, i, n, j, m) (one element of a device array)
  *   gpuc_h_count_slot(h, &p) (where a filter kernel writes its count; nvcc:
@@ -407,24 +410,26 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         if (st.on) { be_line(b, "const unsigned g_shared = (unsigned)g_sv * g_tpb * %du;  /* the stash */", 16 * k->stmt->nins); }
         be_line(b, "const int64_t g_rpb = (int64_t)(g_tpb / (unsigned)g_tpr);");
         if (st.on) {
-            /* ROW PERSIST (rows.c; -DGPUC_ROW_PERSIST=1 or 2, a comparison):
-             * the clusters (the CUDA host only: the runtime has no cluster
-             * occupancy query yet) or big blocks resident at once, each
-             * looping over rows, instead of one a row */
-            be_printf(b, "#ifndef GPUC_ROW_PERSIST\n#define GPUC_ROW_PERSIST 0  /* -DGPUC_ROW_PERSIST=1 or 2: a persistent grid for long rows (rows.c) */\n#endif\n");
-            be_line(b, "int64_t g_wave = 0;  /* GPUC_ROW_PERSIST: the clusters (big blocks) resident at once; 0: one a row */");
-            be_printf(b, "#if GPUC_ROW_PERSIST\n");
-            be_line(b, "if (g_big) {");
-            be_line(b, "    int g_fit = 0;");
-            be_line(b, "    GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), g_tpb, &g_fit));", row_big_name(c, k));
-            be_line(b, "    g_wave = (int64_t)g_fit * gpuc_h_sms(gpuc_h);");
-            be_line(b, "}");
-            be_printf(b, "#if defined(GPUC_CUDA_HOST)\n");
-            be_line(b, "if (g_cl) {");
-            b->indent++;
+            /* ROW PERSIST (rows.c): the clusters (gpuc_h_clusters; the
+             * runtime's gives 0 where the driver cannot tell: one a row)
+             * or big blocks resident at once, each looping over rows, where the variant's
+             * GPUC_ROW_PERSIST_<kernel> (gpuc's default per kernel, or
+             * -DGPUC_ROW_PERSIST=N for all) says so; else one a row */
             IrKernel regs = *k, stash = *k;
             regs.name = row_variant_name(c, k, true, true);
             stash.name = row_variant_name(c, k, false, true);
+            const char *bigname = row_big_name(c, k);
+            row_persist_define(c, k, bigname, true);
+            row_persist_define(c, k, regs.name, false);
+            row_persist_define(c, k, stash.name, false);
+            be_line(b, "int64_t g_wave = 0;  /* the clusters (big blocks) resident at once; 0: one a row */");
+            be_line(b, "if (g_big && %s) {", row_persist_macro(c, bigname));
+            be_line(b, "    int g_fit = 0;");
+            be_line(b, "    GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), g_tpb, &g_fit));", bigname);
+            be_line(b, "    g_wave = (int64_t)g_fit * gpuc_h_sms(gpuc_h);");
+            be_line(b, "}");
+            be_line(b, "if (g_cl && (g_regs ? %s : %s)) {", row_persist_macro(c, regs.name), row_persist_macro(c, stash.name));
+            b->indent++;
             row_cluster_optin(c, &regs);
             row_cluster_optin(c, &stash);
             be_line(b, "int g_fit = 0;");
@@ -433,7 +438,6 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "g_wave = g_fit;");
             b->indent--;
             be_line(b, "}");
-            be_printf(b, "#endif\n#endif\n");
             be_line(b, "const int64_t g_rows = g_wave > 0 && g_wave < %s ? g_wave : %s;  /* rows (of clusters or big blocks) the grid takes at once */", rows, rows);
             be_line(b, "const int64_t g_blocks = g_cl ? (g_rows < 65535 * 2 ? g_rows : 65535 * 2) * GPUC_ROW_CLUSTER_BLOCKS : (g_rows + g_rpb - 1) / g_rpb;");
         } else {

@@ -151,7 +151,7 @@ void nvcc_host_prelude(BeBuf *b) {
         "    return (int)(e != cudaSuccess ? e : cudaGetLastError());\n"
         "}\n"
         "/* clusters of a kernel with compile-time cluster dimensions (`cluster` blocks) that are resident at once\n"
-        " * (the row kernels' persistent grid, -DGPUC_ROW_PERSIST: backend/cuda/rows.c) */\n"
+        " * (the row kernels' persistent grid, GPUC_ROW_PERSIST_<kernel>: backend/cuda/rows.c) */\n"
         "GPUC_HAPI int gpuc_h_clusters(GpucHost *h, const void *k, unsigned cluster, unsigned block, unsigned shared, int *out) {\n"
         "    static struct { const void *k; unsigned block, shared; int n; } seen[16];\n"
         "    static int nseen;\n"

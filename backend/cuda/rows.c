@@ -27,14 +27,16 @@ static const char *row_col = "g_col";
  * element's column (LayerNorm's weight and bias) taken as vectors, once
  * per element per row. */
 static bool row_big_variant;
-/* Set while emit_row_kernel writes a kernel that, with -DGPUC_ROW_PERSIST=2
- * (ROW PERSIST), loads the next row's part while it writes this one: the
+/* Set while emit_row_kernel writes a kernel that, with its
+ * GPUC_ROW_PERSIST_<kernel> at 2 (ROW PERSIST), loads the next row's part while it writes this one: the
  * cluster variant with a stash (NAME_cl) and the big block, which a persistent grid of the
- * resident blocks (the launcher, GPUC_ROW_PERSIST >= 1) keeps looping over
+ * resident blocks (the launcher, GPUC_ROW_PERSIST_<kernel> >= 1) keeps looping over
  * rows.  row_src: the pointers row_loads reads global vectors through
  * ("g_pv", or "g_npv" for the next row). */
 static bool row_prefetch;
 static const char *row_src = "g_pv";
+/* The kernel's GPUC_ROW_PERSIST_<kernel> (row_persist_macro), while row_prefetch. */
+static const char *row_persist = "GPUC_ROW_PERSIST";
 /* The shared-array number of the row kernel being written (g_bar<id>). */
 static int row_kernel_id;
 
@@ -501,7 +503,7 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
         /* grep "ROW PERSIST": the stash first, then the next row's bulk
          * copy into it, then the registers, then the next row's vectors
          * into them: the next row is in flight while this one is written */
-        be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+        be_printf(b, "#if %s >= 2\n", row_persist);
         if (st.on) {
             row_stash_post_pass(c, k, racc);
             row_bulk_issue(c, k, row_kernel_id, true);
@@ -518,13 +520,13 @@ static void row_vectors(CuEmit *c, IrKernel *k, bool phase2, bool later, char **
     if (post) {
         be_line(b, "/* the first %d vectors per lane %s registers */", C, phase2 ? "from" : "into");
         if (!phase2 && row_prefetch) {
-            be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+            be_printf(b, "#if %s >= 2\n", row_persist);
             be_line(b, "if (!g_have) {  /* else the last row's phase 2 loaded them */");
             be_printf(b, "#endif\n");
         }
         if (!phase2) { row_loads(c, k, C, "g_lane", "g_c", "g_nv", false); }
         if (!phase2 && row_prefetch) {
-            be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+            be_printf(b, "#if %s >= 2\n", row_persist);
             be_line(b, "}");
             be_printf(b, "#endif\n");
         }
@@ -874,7 +876,7 @@ static void row_bulk_issue(CuEmit *c, IrKernel *k, int id, bool next) {
         be_line(b, "if (g_nse > g_s0) {  /* the same in every thread */");
     } else if (row_prefetch) {
         be_line(b, "const bool g_bulk = g_se > g_s0;  /* the same in every thread: a block per row */");
-        be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+        be_printf(b, "#if %s >= 2\n", row_persist);
         be_line(b, "if (g_bulk && !g_have) {  /* else the last row's phase 2 issued it */");
         be_printf(b, "#else\n");
         be_line(b, "if (g_bulk) {");
@@ -895,18 +897,32 @@ static void row_bulk_issue(CuEmit *c, IrKernel *k, int id, bool next) {
     be_printf(b, "#endif\n");
 }
 
-/* ROW PERSIST: -DGPUC_ROW_PERSIST=N of the generated code (default 0, a
- * comparison): 1 launches the cluster variants and the big block as a
+/* ROW PERSIST: GPUC_ROW_PERSIST_<kernel> of the generated code, for the
+ * cluster variants and the big block: 1 launches the kernel as a
  * persistent grid (launch.c: the clusters or blocks that are resident at
  * once, each looping over rows); 2 also loads the next row's part in this
  * row's phase 2 (the registers' vectors as each register is written out,
  * the stash's by the bulk copy once the stash is read), so an SM has loads
  * in flight while it writes, instead of only between a row's start and its
- * reduction (the 0.75 of the copy rate at rows of 262144). */
-static void row_persist_helpers(CuEmit *c) {
-    be_printf(c->b, "#ifndef GPUC_ROW_PERSIST\n"
-                    "#define GPUC_ROW_PERSIST 0  /* -DGPUC_ROW_PERSIST=1: a persistent grid for long rows; 2: and the next row loaded while this one is written */\n"
-                    "#endif\n");
+ * reduction (the 0.75 of the copy rate at rows of 262144); 0 one cluster
+ * (block) a row.  Each kernel's default is gpuc's, from an H100 run
+ * (2026-11-26, bench/try_rows.sh, us at 0 / 2): 2 for the clusters (softmax
+ * at 262144 952 / 891, LayerNorm 1388 / 1335) and for the big block when
+ * the post reads other arrays (LayerNorm at 32768: 834 / 784), 0 for the
+ * big block of a post that reads only the row (softmax at 32768: 729 /
+ * 771).  -DGPUC_ROW_PERSIST=N forces every kernel (comparisons); the host
+ * launcher and the kernel read the same macro (row_persist_define writes
+ * it in both, the same default). */
+const char *row_persist_macro(CuEmit *c, const char *name) { return be_strf(&c->x, "GPUC_ROW_PERSIST_%s", name); }
+
+void row_persist_define(CuEmit *c, const IrKernel *k, const char *name, bool big) {
+    const IrValue *reads[ROW_BIG_READS];
+    int d = !big || row_big_reads(k, reads) > 0 ? 2 : 0;
+    const char *m = row_persist_macro(c, name);
+    be_printf(c->b, "#ifndef %s\n#ifdef GPUC_ROW_PERSIST\n#define %s GPUC_ROW_PERSIST\n#else\n"
+                    "#define %s %d  /* %s: 0 one a row, 1 a persistent grid, 2 and the next row loaded while this one is written (rows.c, grep \"ROW PERSIST\") */\n"
+                    "#endif\n#endif\n",
+              m, m, m, d, d ? "H100: faster persistent" : "H100: faster one a row");
 }
 
 /* ROW PERSIST: the next row of this block (cluster) and its vectors: g_nnv
@@ -915,7 +931,7 @@ static void row_persist_helpers(CuEmit *c) {
 static void row_next_geometry(CuEmit *c, IrKernel *k, const char *rows, const char *cols) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
-    be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+    be_printf(b, "#if %s >= 2\n", row_persist);
     be_line(b, "/* the next row this %s takes, whose vectors phase 2 loads */", row_cluster_variant ? "cluster" : "block");
     if (row_cluster_variant) {
         be_line(b, "const int64_t g_nrow = g_row + (int64_t)(gridDim.x / (unsigned)GPUC_ROW_CLUSTER_BLOCKS);");
@@ -965,7 +981,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     /* not NAME_clregs: at its 80 registers (3 blocks an SM) LayerNorm's
      * next row spilled 52 bytes (ptxas, sm_90) */
     row_prefetch = ((cl && !row_regs_variant) || big) && k->stmt->post && k->vectorize;
-    if (row_prefetch) { row_persist_helpers(c); }
+    if (row_prefetch) {
+        row_persist = row_persist_macro(c, k->name);
+        row_persist_define(c, k, k->name, big);
+    }
     if (cl) {
         /* __cluster_dims__ only where the device code has clusters (the host pass and sm_90 on) */
         be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(GPUC_ROW_CLUSTER_BLOCKS, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n");
@@ -1029,7 +1048,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (row_prefetch) {
         /* ROW PERSIST: the registers carry the next row's vectors from one
          * iteration to the next */
-        be_printf(b, "#if GPUC_ROW_PERSIST >= 2\n");
+        be_printf(b, "#if %s >= 2\n", row_persist);
         declare_regs(c, k, k->items, "g_c");
         be_line(b, "bool g_have = false;  /* g_c* (and the stash's bulk copy) hold the row already: the last row's phase 2 loaded them */");
         be_printf(b, "#endif\n");
@@ -1092,7 +1111,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
             const char *tn = ir_scalar_name(s->outs[nred + r]->elem);
             be_line(b, "gpuc_v16_%s *g_pw%d = (gpuc_v16_%s *)(%s + g_rb + g_head);", tn, r, tn, be_vname(s->outs[nred + r]));
         }
-        if (post && row_prefetch) { be_printf(b, "#if GPUC_ROW_PERSIST < 2\n"); }
+        if (post && row_prefetch) { be_printf(b, "#if %s < 2\n", row_persist); }
         if (post) { declare_regs(c, k, k->items, "g_c"); }
         if (post && row_prefetch) { be_printf(b, "#endif\n"); }
         if (st.on) {
@@ -1162,6 +1181,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         row_col = "g_col";
     }
     row_prefetch = false;
+    row_persist = "GPUC_ROW_PERSIST";
     acc_free(s, racc);
     b->indent = 0;
     be_printf(b, "}\n\n");
