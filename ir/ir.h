@@ -263,6 +263,7 @@ typedef struct {
     bool ordered;       /* non-commutative reduction: combine in index order */
     int vec;            /* elements per 16-byte vector when vectorize */
 } IrKernel;
+void ir_scan_bound_items(IrKernel *k);  /* to_kernels.c: a scan kernel's items within its shared staging */
 
 /* ---- entries and module ---- */
 typedef struct {

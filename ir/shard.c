@@ -285,6 +285,8 @@ bool ir_shard(IrModule *m, bool report) {
                 !ir_stmt_streams_uniform(kn->stmt)) {
                 kn->vectorize = false;
             }
+            /* a sharded scan is no longer read as it is: the static bound of its tile */
+            if (kn->kind == IR_K_SCAN && kn->stmt && kn->stmt->sharded) { ir_scan_bound_items(kn); }
         }
     }
     return ok;

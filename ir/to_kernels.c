@@ -69,6 +69,29 @@ static bool is_matmul(IrStmt *s) {
            x->val->rank == 2 && y->val->rank == 2;
 }
 
+/* Bound a scan kernel's items by its shared staging: the whole tile is
+ * staged, the inputs and then the outputs in the same space, with one pad
+ * element per 128 bytes, under 46 KiB (of the 48 KiB static limit); a
+ * 4-byte value scanned as it is read, at odd items, goes through the
+ * bulk-copy kernel (backend/cuda/scan.c, grep "SCAN BULK"), one stage in
+ * dynamic shared memory up to what an sm_90 block may opt into (227 KiB,
+ * 1 KiB reserved). ir_shard calls it again: a sharded scan is not read as
+ * it is (ir_scan_copied_input), so it takes the static bound. */
+void ir_scan_bound_items(IrKernel *k) {
+    IrStmt *s = k->stmt;
+    int in = 0, out = 0;
+    for (int r = 0; r < s->map->nres; r++) { in += ir_scalar_size(s->map->res[r]->ty); }
+    if (in < 4) { in = 4; }
+    for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { out += ir_scalar_size(s->outs[o]->elem); } }
+    long bytes = in > out ? in : out;
+    bool bulk = ir_scan_copied_input(s) && k->items % 2 == 1;
+    if (bulk) {
+        while (k->items > 1 && 4L * k->block * k->items + 1024 > 227 * 1024) { k->items -= 2; }
+    }
+    while (k->items > 1 && bytes * k->block * k->items * 17 / 16 > 46 * 1024 && !bulk) { k->items--; }
+    if (k->unroll > k->items) { k->unroll = k->items; }
+}
+
 /* The element type of a matrix product whose operands and result are all
  * f64 or all f32 (the fast kernels' types), else IR_BOOL. */
 static IrScalar matmul_fast_elem(IrStmt *s) {
@@ -225,24 +248,7 @@ void ir_to_kernels(IrModule *m) {
                     while (k.items > 1 && (long)vb * k.block * k.items + 16L * s->nouts > 46 * 1024) { k.items--; }
                     k.unroll = k.items;
                 }
-                if (k.kind == IR_K_SCAN) {
-                    /* the whole tile is staged in shared memory, the inputs and then
-                     * the outputs in the same space, with one pad element per 128
-                     * bytes: keep it under 46 KiB (of the 48 KiB static limit) */
-                    int in = 0, out = 0;
-                    for (int r = 0; r < s->map->nres; r++) { in += ir_scalar_size(s->map->res[r]->ty); }
-                    if (in < 4) { in = 4; }
-                    for (int o = 0; o < s->nouts; o++) { if (s->outs[o]->rank) { out += ir_scalar_size(s->outs[o]->elem); } }
-                    long bytes = in > out ? in : out;
-                    if (ir_scan_copied_input(s) && k.items % 2 == 1) {
-                        /* the bulk-copy kernel (backend/cuda/scan.c, grep "SCAN BULK"):
-                         * one stage of 4-byte items in dynamic shared memory, up to
-                         * what an sm_90 block may opt into (227 KiB, 1 KiB reserved) */
-                        while (k.items > 1 && 4L * k.block * k.items + 1024 > 227 * 1024) { k.items -= 2; }
-                    }
-                    while (k.items > 1 && bytes * k.block * k.items * 17 / 16 > 46 * 1024 && !(ir_scan_copied_input(s) && k.items % 2 == 1)) { k.items--; }
-                    if (k.unroll > k.items) { k.unroll = k.items; }
-                }
+                if (k.kind == IR_K_SCAN) { ir_scan_bound_items(&k); }
                 if (k.unroll < 1) { k.unroll = 1; }
                 if (k.items % k.unroll) { k.unroll = gcd(k.items, k.unroll); }
                 if (k.kind == IR_K_SEGRED_COL) { k.unroll = 1; }
