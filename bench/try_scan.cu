@@ -177,10 +177,10 @@ int main(int argc, char **argv)
     }
     /* the bulk kernel's other paths, checked: arrays not 16-byte aligned (every tile
      * through the threads), and sizes that end in a partial tile after many full ones
-     * (tile 256 x 43 = 11008) */
+     * (tile 256 x 55 = 14080) */
     scan_case<float>("unaligned", gpuc_dev_incl_f32_into, ((int64_t)1 << 20) + 3, true, false, 1);
     scan_case<int32_t>("unaligned", gpuc_dev_excl_i32_b512_i31_into, ((int64_t)1 << 20) + 5, false, false, 3);
-    scan_case<float>("partial", gpuc_dev_incl_f32_into, 11008 * 1000 + 11007, true, false);
+    scan_case<float>("partial", gpuc_dev_incl_f32_into, 14080 * 1000 + 14079, true, false);
     /* a stage past 48 KiB (dynamic shared memory): 256 x 79 = 20224 */
     scan_case<int32_t>("partial", gpuc_dev_excl_i32_b256_i79_into, 20224 * 1000 + 20223, false, false);
     if (sweep) {
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
         filter_case<float>("filter_f32_b256_i45", gpuc_dev_filter_f32_b256_i45, n, false);
         filter_case<float>("filter_f32_b128_i48", gpuc_dev_filter_f32_b128_i48, n, false);
         filter_case<float>("filter_f32_b128_i64", gpuc_dev_filter_f32_b128_i64, n, false);
-        /* SCAN BULK mode 2 tiles (rows bB_iI_incl / _excl; the default, 256 x 43, is scan_) */
+        /* SCAN BULK mode 2 tiles (rows bB_iI_incl / _excl; the default, 256 x 55, is scan_) */
 #define SWEEP(B, I)                                                                                                 \
     scan_case<float>("b" #B "_i" #I "_incl", gpuc_dev_incl_f32_b##B##_i##I##_into, n, true, false);                \
     scan_case<int32_t>("b" #B "_i" #I "_incl", gpuc_dev_incl_i32_b##B##_i##I##_into, n, true, false);              \

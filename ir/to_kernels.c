@@ -174,9 +174,12 @@ void ir_to_kernels(IrModule *m) {
                 k.block = 128; k.items = sb <= 4 ? 39 : 23; k.grid = IR_GRID_TILES2D;
                 /* a 4-byte value scanned as it is read (the bulk-copy kernel
                  * of backend/cuda/scan.c, which holds no item in registers):
-                 * 256 x 43, 0.888 of the copy rate on an H100 against 0.868
-                 * at 128 x 39 (f32, 2^28; docs/performance.md, issue 16) */
-                if (ir_scan_copied_input(s)) { k.block = 256; k.items = 43; }
+                 * 256 x 55 (a 55 KiB stage in dynamic shared memory, 4 blocks
+                 * an SM): 0.892-0.897 of the copy rate on an H100 against
+                 * 0.884-0.890 at 256 x 43 and 0.868 at 128 x 39 (f32 and
+                 * i32, incl and excl, 2^28, bench/try_scan.sh 2026-11-25;
+                 * docs/performance.md, issue 16) */
+                if (ir_scan_copied_input(s)) { k.block = 256; k.items = 55; }
                 break;
             }
             case IR_K_FILTER: {
