@@ -337,7 +337,9 @@ def main():
     out.append(head)
     out += [line(r) for r in main_rows]
     out.append("")
-    out.append("Small sizes: gpuc time / CUB time (target <= 1.2), gpuc and CUB medians in us:")
+    out.append("Small sizes: gpuc time / CUB time (target <= 1.2), gpuc and CUB medians in us (calls under 100 us: "
+               "per call of batches of back-to-back calls, bench/common.cuh; the medians of single calls are the "
+               "records' us_call):")
     small_ns = sorted({r["n"] for r in small_rows})
     out.append("| case | dtype | " + " | ".join(f"2^{n.bit_length() - 1}" for n in small_ns) + " | met |")
     out.append("|---|---|" + "---|" * len(small_ns) + "---|")

@@ -12,7 +12,9 @@
  *   lib_scan --list                       cases of this library (no GPU needed)
  *   lib_scan --case scan_incl_f32 --log2 28 [--m 256,1024] [--out FILE.jsonl]
  *
- * Timing is bench/common.cuh's: a pair of events around each call (and the
+ * Timing is bench/common.cuh's for calls of 100 us or more (what the sizes
+ * bench/run.sh gives this take; common.cuh's batches of shorter calls are
+ * not repeated here): a pair of events around each call (and the
  * free of its array results; scalar results are written to a device address,
  * `.data` set, as the header's _into writes them: the host form adds a copy
  * and a wait, about 15 us on an H100), 2 warm-up calls, 10 to 200 timed calls (about
