@@ -241,6 +241,22 @@ static void filter_phase1(CuEmit *c, IrKernel *k, bool full, int nv) {
     }
 }
 
+/* A look-back lane's 8-byte status word of tile g_idx (lanes before tile 0
+ * take status 2, value 0), re-read with backoff until no lane of the warp
+ * sees status 0 (not yet published): the scans' and the filter's look-back. */
+static void wait_status_word(BeBuf *b) {
+    be_line(b, "unsigned long long g_w = 2ull << 32;");
+    be_line(b, "if (g_idx >= 0) {");
+    be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
+    be_line(b, "}");
+    be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
+    be_line(b, "    if ((g_w >> 32) == 0) {");
+    be_line(b, "        gpuc_backoff();");
+    be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
+    be_line(b, "    }");
+    be_line(b, "}");
+}
+
 /* Phase 4 of a scan, in warp 0 after the scan across warps: the tile's
  * aggregate g_ta<j>_0 (from g_wsum<j>[NW - 1]) published at once (status 1,
  * or 2 for tile 0), then the decoupled look-back, 32 predecessors at a time,
@@ -288,16 +304,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
     be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix) */");
     if (word == 8) {
-        be_line(b, "unsigned long long g_w = 2ull << 32;");
-        be_line(b, "if (g_idx >= 0) {");
-        be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
-        be_line(b, "}");
-        be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
-        be_line(b, "    if ((g_w >> 32) == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
-        be_line(b, "    }");
-        be_line(b, "}");
+        wait_status_word(b);
         be_line(b, "const int g_f = (int)(g_w >> 32);");
     } else if (word == 16) {
         be_line(b, "unsigned long long g_w = 0, g_s = 2;");
@@ -1310,16 +1317,7 @@ void emit_filter(CuEmit *c, IrKernel *k) {
     b->indent++;
     be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
     be_line(b, "/* (lanes before tile 0 read nothing and count as a prefix of 0) */");
-    be_line(b, "unsigned long long g_w = 2ull << 32;");
-    be_line(b, "if (g_idx >= 0) {");
-    be_line(b, "    g_w = gpuc_ld_word(g_words + g_idx);");
-    be_line(b, "}");
-    be_line(b, "while (__any_sync(0xffffffffu, (g_w >> 32) == 0)) {");
-    be_line(b, "    if ((g_w >> 32) == 0) {");
-    be_line(b, "        gpuc_backoff();");
-    be_line(b, "        g_w = gpuc_ld_word(g_words + g_idx);");
-    be_line(b, "    }");
-    be_line(b, "}");
+    wait_status_word(b);
     be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, (g_w >> 32) == 2);");
     be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
     be_line(b, "uint32_t g_pv = (int)g_lane > g_stop ? 0u : (uint32_t)g_w;");
