@@ -157,6 +157,21 @@ static bool reads_before(IrEntry *en, IrStmt *s, int si, IrExpr *e) {
     return true;
 }
 
+/* The fused map c's results res (rewritten over the row reduction s) become
+ * more results of s's lambda p (its post or per_row), c's outputs more
+ * outputs of s, and c is dead; how, for --explain and the kernel's note. */
+static void append_map(IrModule *m, IrStmt *s, IrLambda *p, IrStmt *c, IrExpr **res, const char *how) {
+    IrExpr **nr = ir_alloc(m->arena, sizeof *nr * (size_t)(p->nres + c->map->nres + 1));
+    for (int r = 0; r < p->nres; r++) { nr[r] = p->res[r]; }
+    for (int r = 0; r < c->map->nres; r++) { nr[p->nres + r] = res[r]; }
+    p->res = nr;
+    p->nres += c->map->nres;
+    for (int o = 0; o < c->nouts; o++) { ir_stmt_add_out(m, s, c->outs[o]); }
+    c->dead = true;
+    const char *what = ir_fmt(m->arena, "map@%d (%s)", c->line, how);
+    s->note = s->note ? ir_fmt(m->arena, "%s, %s", s->note, what) : what;
+}
+
 /* A 1-D map c over the rows of s into s's per_row (see the top). */
 static bool try_fuse_per_row(IrModule *m, IrEntry *e, IrStmt *s, IrStmt *c) {
     if (c->kind != IR_S_SCREMA || c->rank != 1 || c->nscans || c->nreds || c->post || c->dead || s->post) { return false; }
@@ -185,16 +200,7 @@ static bool try_fuse_per_row(IrModule *m, IrEntry *e, IrStmt *s, IrStmt *c) {
         for (int o = 0; o < nred; o++) { pt[o] = s->outs[o]->elem; }
         s->per_row = ir_lambda_new(m, nred, pt, 0);
     }
-    IrLambda *p = s->per_row;
-    IrExpr **nr = ir_alloc(m->arena, sizeof *nr * (size_t)(p->nres + c->map->nres + 1));
-    for (int r = 0; r < p->nres; r++) { nr[r] = p->res[r]; }
-    for (int r = 0; r < c->map->nres; r++) { nr[p->nres + r] = res[r]; }
-    p->res = nr;
-    p->nres += c->map->nres;
-    for (int o = 0; o < c->nouts; o++) { ir_stmt_add_out(m, s, c->outs[o]); }
-    c->dead = true;
-    const char *what = ir_fmt(m->arena, "map@%d (per row: at the row's store)", c->line);
-    s->note = s->note ? ir_fmt(m->arena, "%s, %s", s->note, what) : what;
+    append_map(m, s, s->per_row, c, res, "per row: at the row's store");
     return true;
 }
 
@@ -235,16 +241,7 @@ static bool try_fuse(IrModule *m, IrEntry *e, IrStmt *s, IrStmt *c) {
         for (int o = 0; o < nred; o++) { pt[s->nins + o] = s->outs[o]->elem; }
         s->post = ir_lambda_new(m, s->nins + nred, pt, 0);
     }
-    IrLambda *p = s->post;
-    IrExpr **nr = ir_alloc(m->arena, sizeof *nr * (size_t)(p->nres + c->map->nres + 1));
-    for (int r = 0; r < p->nres; r++) { nr[r] = p->res[r]; }
-    for (int r = 0; r < c->map->nres; r++) { nr[p->nres + r] = res[r]; }
-    p->res = nr;
-    p->nres += c->map->nres;
-    for (int o = 0; o < c->nouts; o++) { ir_stmt_add_out(m, s, c->outs[o]); }
-    c->dead = true;
-    const char *what = ir_fmt(m->arena, "map@%d (row-resident: the row is read once)", c->line);
-    s->note = s->note ? ir_fmt(m->arena, "%s, %s", s->note, what) : what;
+    append_map(m, s, s->post, c, res, "row-resident: the row is read once");
     return true;
 }
 
