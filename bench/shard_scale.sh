@@ -25,17 +25,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dev=$root/.device
 out=${OUT:-/tmp/gpuc-shard-scale}
 mkdir -p "$out"
-gpuc=$dev/prefix/bin/gpuc
-[ -x "$gpuc" ] || gpuc=$root/build/driver/gpuc
-inc=$dev/prefix/include lib=$dev/prefix/lib
-[ -f "$lib/libgpuc_runtime.so" ] || lib=$dev/prefix/lib64
-[ -f "$inc/gpuc_comm.h" ] && [ -f "$lib/libgpuc_runtime.so" ] || { inc=$root/runtime; lib=$root/build/runtime; }
+source "$root/tests/gpu/common.sh"
+gpuc_tools so
 arch=${GPUC_DEVICE_ARCH:-sm_90}
-if [ -z "${GPUC_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
-  w=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-  [ -n "$w" ] && [ -f "$w" ] && export GPUC_NCCL_LIBRARY=$w
-fi
-echo "libnccl: ${GPUC_NCCL_LIBRARY:-libnccl.so.2 from the loader path}"
+find_nccl
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader 2>/dev/null
 nvidia-smi topo -m 2>/dev/null | head -n 10
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)

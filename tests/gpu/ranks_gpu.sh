@@ -28,15 +28,11 @@ dev=$root/.device
 # its own folder under $OUT (never $OUT itself: the caller's other files stay)
 out=${OUT:-/tmp}/gpuc-ranks-gpu
 rm -rf "$out" && mkdir -p "$out"
-gpuc=$dev/prefix/bin/gpuc
-[ -x "$gpuc" ] || gpuc=$root/build/driver/gpuc
+source "$root/tests/gpu/common.sh"
+gpuc_tools a
 arch=${GPUC_DEVICE_ARCH:-sm_90}
 jobs=${RANKS_GPU_JOBS:-8}
-if [ -z "${GPUC_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
-  w=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-  [ -n "$w" ] && [ -f "$w" ] && export GPUC_NCCL_LIBRARY=$w
-fi
-echo "libnccl: ${GPUC_NCCL_LIBRARY:-libnccl.so.2 from the loader path}"
+find_nccl
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$gpus" -ge 1 ] || gpus=1

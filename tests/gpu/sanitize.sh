@@ -172,11 +172,9 @@ else
 fi
 [ "$build_ok" = 1 ] || { echo "$passed passed, $failed failed"; exit 1; }
 
-# NCCL for the --ranks 1 cases (as tests/gpu/ranks_gpu.sh finds it)
-if [ -z "${GPUC_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
-  w=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-  [ -n "$w" ] && [ -f "$w" ] && export GPUC_NCCL_LIBRARY=$w
-fi
+# NCCL for the --ranks 1 cases
+source "$root/tests/gpu/common.sh"
+find_nccl
 
 # ---- inputs: one text file per case and shape (cuh cases: names cuh.*)
 declare -a names entries flags shapes
