@@ -1,40 +1,51 @@
 #!/usr/bin/env python3
-"""Run lit on one build's test directory and print "PASSED FAILED" counts on
-the first line, then the name of each failed test on a line of its own.
+"""Run lit on one build's test directory. Prints "PASSED FAILED" counts on the
+first line, then "FAILED name" for each failed test and "FLAKY name" for each
+test that failed and then passed when lit ran it again (--param retries=1:
+counted as passed, but named, so that an intermittent failure is seen and
+looked into, never silently lost).
 
 lit's own output (failures in full) goes to stderr; the counts come from its
-xUnit report so they do not depend on lit's summary wording."""
-import os, subprocess, sys, tempfile
-import xml.etree.ElementTree as ET
+JSON report so they do not depend on lit's summary wording."""
+import json, os, subprocess, sys, tempfile
 
 LIT = "/usr/lib/llvm-16/build/utils/lit/lit.py"
+FAILURES = {"FAIL", "XPASS", "UNRESOLVED", "TIMEOUT"}
+NOT_RUN = {"UNSUPPORTED", "SKIPPED", "EXCLUDED"}
 
 def main():
     test_dir, extra = sys.argv[1], sys.argv[2:]
     filters = [a for a in extra if not a.startswith("-")]
     flags = [a for a in extra if a.startswith("-")]
     with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "lit.xml")
+        report = os.path.join(tmp, "lit.json")
         paths = [os.path.join(test_dir, os.path.relpath(os.path.abspath(f), os.path.join(os.path.dirname(__file__), "..", "tests")))
                  for f in filters] or [test_dir]
-        cmd = [sys.executable, LIT, "-sv", "-j", str(os.cpu_count() or 2),
-               "--xunit-xml-output", report] + flags + paths
+        cmd = [sys.executable, LIT, "-sv", "-j", str(os.cpu_count() or 2), "--param", "retries=1",
+               "--show-flakypass", "-o", report] + flags + paths
         subprocess.run(cmd, stdout=sys.stderr, stderr=sys.stderr)
         passed = failed = 0
-        failed_names = []
-        if os.path.exists(report):
-            for case in ET.parse(report).getroot().iter("testcase"):
-                if case.find("failure") is not None or case.find("error") is not None:
-                    failed += 1
-                    failed_names.append(case.get("classname", "") + "/" + case.get("name", ""))
-                elif case.find("skipped") is None:
-                    passed += 1
-        else:
+        lines = []
+        try:
+            with open(report) as f:
+                tests = json.load(f)["tests"]
+        except (OSError, ValueError, KeyError):
+            tests = None
+        if tests is None:
             failed = 1  # lit itself broke: count it, never report a silent pass
-            failed_names.append("lit itself (no xUnit report)")
+            lines.append("FAILED lit itself (no JSON report)")
+        else:
+            for t in tests:
+                if t["code"] in FAILURES:
+                    failed += 1
+                    lines.append("FAILED " + t["name"])
+                elif t["code"] not in NOT_RUN:
+                    passed += 1
+                    if t["code"] == "FLAKYPASS":
+                        lines.append("FLAKY " + t["name"])
     print(passed, failed)
-    for name in failed_names:
-        print(name)
+    for line in lines:
+        print(line)
 
 if __name__ == "__main__":
     main()

@@ -5,6 +5,10 @@ import lit.formats
 
 config.name = "gpuc"
 config.test_format = lit.formats.ShTest(execute_external=True)
+# --param retries=N: a failing test is run again up to N times; one that
+# then passes is "Passed With Retry" (FLAKYPASS), which scripts/run_lit.py
+# names in the test command's output. Plain lit runs retry nothing.
+config.test_retry_attempts = int(lit_config.params.get("retries", "0"))
 config.suffixes = [".gdsl", ".test"]
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)

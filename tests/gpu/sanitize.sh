@@ -50,8 +50,13 @@ export PATH=$PATH:${GPUC_CUDA_HOME:-/usr/local/cuda}/bin
 #                        floats in [LO, HI], default [-1, 1]; integers in
 #                        [LO, HI), default [-1000, 1000), unsigned [0, 1000))
 #     =VALUE             a scalar as written
-# Sizes: scan tiles hold 4992 (128 x 39) 4-byte items, 2944 wider; filter
-# likewise; row kernels (f32): a part of a warp per row up to 512, a warp to
+# Sizes: a scan of a 4-byte array as it is read holds 14080 items a tile
+# (256 x 55, the bulk-copy kernel: its tile is stored with cp.async.bulk,
+# which initcheck does not count as writing, so its initcheck runs on
+# scan_threads instead: 256 x 43, built by nvcc with the register kernel);
+# other scans 4992 (128 x 39) 4-byte items, 2944 wider; filter 8192 (256 x
+# 32) 4-byte values, 4096 wider; row kernels (f32): a part of a warp per row
+# up to 512, a warp to
 # 1024, the register-only block (NAME_regs) to 8192, the 1024-thread big
 # block for 8193..32768 when m % 4 == 0, else the stash kernel; clusters of 8
 # blocks past 32768 (LayerNorm: past 8192 when not big), each part in
@@ -68,16 +73,17 @@ red_welford    red_welford    -   f64:2  f64:4097  f64:70001
 red_softmax    red_softmax    -   f32:33  f32:70001
 red_logsumexp  red_logsumexp  -   f32:1  f32:70001
 red_ordered    red_ordered    -   i32:7  i32:4097  i32:70001
-scan_incl_f32  scan_incl_f32  i  f32:1  f32:4992  f32:4993  f32:15000  f32:70001
-scan_excl_i32  scan_excl_i32  -   i32:1  i32:4993  i32:70001
+scan_incl_f32  scan_incl_f32  -   f32:1  f32:14080  f32:14081  f32:28161  f32:70001
+scan_excl_i32  scan_excl_i32  -   i32:1  i32:14081  i32:70001
+scan_threads   scan_threads   -   f32:11008  f32:11009  f32:70001
 scan_first     scan_first     -   i32:33  i32:4993  i32:70001
 scan_incl_i64  scan_incl_i64  -   i64:1  i64:2945  i64:70001
 scan_excl_u64  scan_excl_u64  -   u64:2945  u64:70001
 scan_tuple     scan_tuple     -   f32:33;f32:33  f32:2945;f32:2945  f32:70001;f32:70001
 scan_tuple_ex  scan_tuple_ex  -   f32:2945;f32:2945  f32:70001;f32:70001
 red_sharded    red_sum        s   f32:33  f32:70001
-scan_sharded   scan_incl_f32  s   f32:4993  f32:70001
-filter_pos     filter_pos     i  f32:1  f32:4993  f32:70001
+scan_sharded   scan_incl_f32  s   f32:14081  f32:70001
+filter_pos     filter_pos     i  f32:1  f32:4993  f32:8193  f32:70001
 filter_zip     filter_zip     -   i32:33  i32:70001
 filter_sum     filter_sum     -   f64:4993:0:1  f64:70001:0:1
 row_sum        row_sum        -   f32:9x7  f32:5x33  f32:3x1025  f32:2x40001
@@ -103,7 +109,8 @@ EOF
 # CUH: cases run again through the nvcc build of the --emit=cuda file, one
 # process per shape: the variants of the scan, filter and row kernels.
 CUH=$(cat <<'EOF'
-scan_incl_f32  scan_incl_f32  i   f32:4993  f32:70001
+scan_incl_f32  scan_incl_f32  -   f32:14081  f32:70001
+scan_threads   scan_threads   i   f32:11009  f32:70001
 scan_excl_i32  scan_excl_i32  -   i32:70001
 scan_incl_i64  scan_incl_i64  -   i64:70001
 scan_tuple_ex  scan_tuple_ex  -   f32:70001;f32:70001
@@ -161,7 +168,8 @@ else
   "$gpuc" --arch="$arch" "$src" -o "$out/prog" > "$out/build_exe.log" 2>&1 &
   exe_pid=$!
   "$gpuc" --emit=cuda "$src" -o "$out/sanitize.cuh" > "$out/build_cuh.log" 2>&1 &&
-    nvcc -std=c++17 -arch="$arch" -DGPUC_MAIN -x cu "$out/sanitize.cuh" -o "$out/cuh" >> "$out/build_cuh.log" 2>&1
+    nvcc -std=c++17 -arch="$arch" -DGPUC_MAIN -DGPUC_SCAN_BULK_scan_threads_k0_scan=0 -x cu "$out/sanitize.cuh" \
+      -o "$out/cuh" >> "$out/build_cuh.log" 2>&1
   cuh_ok=$?
   wait "$exe_pid"
   exe_ok=$?
