@@ -159,7 +159,8 @@ static Comps entry_comps(IrEntry *e) {
         for (int k = 0; k < gr->count; k++) {
             Comp *c = &cs.in[cs.nin++];
             char fallback[16];
-            snprintf(fallback, sizeof fallback, gr->count > 1 ? ".%d" : "", k);
+            fallback[0] = '\0';
+            if (gr->count > 1) { snprintf(fallback, sizeof fallback, ".%d", k); }
             const char *path = n == gr->count ? leaves[k].path : fallback;
             c->v = e->params[gr->first + k];
             c->group = g;
@@ -174,7 +175,8 @@ static Comps entry_comps(IrEntry *e) {
     for (int k = 0; k < e->nresults; k++) {
         Comp *c = &cs.out[cs.nout++];
         char fallback[16];
-        snprintf(fallback, sizeof fallback, e->nresults > 1 ? ".%d" : "", k);
+        fallback[0] = '\0';
+        if (e->nresults > 1) { snprintf(fallback, sizeof fallback, ".%d", k); }
         const char *path = n == e->nresults ? leaves[k].path : fallback;
         c->v = e->results[k];
         c->group = -1;
