@@ -816,7 +816,7 @@ typedef struct Device {
   GpucContext *ctx;
   GpucModule *module;
   GpucRun run;
-  bool failed;               /* a run failed inside the CUDA backend: the context may be unusable */
+  bool failed;               /* a run left a CUDA error on the context: it may be unusable */
   RnGpuRanks *ranks;         /* --ranks N on GPUs: N contexts and an NCCL communicator */
 } Device;
 
@@ -1164,7 +1164,10 @@ static int run_once(Runner *rn, const GpucValue *args, GpucValue *res, const Gpu
       rc = -1;
     }
     *us = (double)ms * 1e3;
-    dev->failed = dev->failed || rc != 0;
+    /* a CUDA call failed (recorded on the context; a fault is sticky): the
+     * context may be unusable. An index out of bounds, which the kernels
+     * report through a flag, leaves it as it was: the batch goes on. */
+    dev->failed = dev->failed || (rc != 0 && gpuc_context_error(dev->ctx) != NULL);
   }
   if (rc != 0) {
     error("%s: %s", entry->name, err[0] ? err : "failed (no message)");
@@ -1574,8 +1577,9 @@ static int redirect(int fd, const char *path, bool for_read)
  * each run a line `ID <TAB> STATUS` (the exit status the command line alone
  * would give) goes to standard output. A run that fails inside the CUDA
  * backend may leave the context unusable: the batch stops after its status
- * line with exit status 3, and the caller runs the rest in a new process.
- * With --timeout, a run longer than S seconds ends the process (SIGALRM).
+ * line with exit status 3, and the caller runs the rest in a new process
+ * (a run whose failure left no CUDA error on the context, such as an index
+ * out of bounds, does not stop it). With --timeout, a run longer than S seconds ends the process (SIGALRM).
  * Exit status 0 when every line ran, 2 for a bad command line or list. */
 static int run_batch(const GpucProgram *prog, int argc, char **argv)
 {

@@ -4,8 +4,9 @@
 # status lines ("ID<tab>STATUS": the reports since the previous one), then
 # "- - REPORTS NCCL" for the reports after the last run, NCCL being how many
 # reports in the whole log were NCCL's own kernel probes (not counted).
-# A report is a "========= " line other than banners, summaries and
-# backtraces. NCCL's probes: at ncclCommInitAll NCCL calls
+# A report is a "========= " line other than banners, summaries, backtraces
+# and "Target application returned an error" (the batch's own exit status,
+# which sanitize.sh checks apart). NCCL's probes: at ncclCommInitAll NCCL calls
 # cudaFuncGetAttributes on each of its kernels, and those it has no image
 # for on this GPU return cudaErrorNoKernelImageForDevice, which NCCL expects
 # and handles; memcheck reports each as an API error. Only that error, from
@@ -23,5 +24,5 @@ pending && /Host Frame:/ {
   pending = 0; next
 }
 pending && /Saved host backtrace/ { next }
-/^========= / && !/COMPUTE-SANITIZER|SUMMARY|^========= *$|^=========     |Saved host backtrace|Host Frame/ { flush(); n++ }
+/^========= / && !/COMPUTE-SANITIZER|SUMMARY|Target application returned an error|^========= *$|^=========     |Saved host backtrace|Host Frame/ { flush(); n++ }
 END { flush(); print "-", "-", n + 0, nccl + 0 }
