@@ -5,7 +5,9 @@
 #   bash difftest/gpu.sh [SECONDS] [JOBS]      (defaults 420 and 8)
 # Generated programs run optimized on the CUDA backend against a -O0 build on
 # the C backend; mismatches are saved and reduced under $OUT/difftest (default
-# /tmp/gpuc-difftest). Ends with "PASS: ..." or "FAIL: ...".
+# /tmp/gpuc-difftest). Ends with "PASS: ..." or "FAIL: ...". SECONDS is when
+# it stops starting files: give the call 60 s or so more for the files in
+# flight (a "done:" line per finished file says how far a cut run got).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/gpuc-difftest}

@@ -14,7 +14,7 @@ and for each file:
   3. saves each mismatching entry under OUT/mismatch-SEED-ENTRY/ (the
      program with the failing block, gpuc test's report) and reduces it
      (difftest/reduce.py) into reduced.gdsl there.
-Prints one line per problem and, last,
+Prints one line per problem and per finished file and, last,
     N programs, M mismatches, G generator failures, C crashes
 (a program is one entry); exit status 0 only when M, G and C are all 0.
 Standard library only (docs/reliability.md).
@@ -55,7 +55,7 @@ class Runner:
         self.a = a
         self.gpuc = a.gpuc
         self.out = a.out
-        self.programs = self.mismatches = self.rejected = self.crashes = 0
+        self.programs = self.mismatches = self.rejected = self.crashes = self.files_done = 0
         self.deadline = time.time() + a.seconds
         os.makedirs(os.path.join(self.out, "work"), exist_ok=True)
 
@@ -199,6 +199,10 @@ class Runner:
                     del pending[fut]
                     res = fut.result()
                     self.programs += res["programs"]
+                    self.files_done += 1
+                    # progress, so that a run stopped from outside still says how far it got
+                    self.log("done: seed %d (%d files, %d programs so far)" % (res["seed"], self.files_done,
+                                                                              self.programs))
                     for name, msg in res["rejected"]:
                         self.rejected += 1
                         self.log("GENERATOR: seed %d entry %s rejected: %s" % (res["seed"], name,
