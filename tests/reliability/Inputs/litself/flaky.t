@@ -1,0 +1,1 @@
+RUN: test -e "$FLAKY_MARKER" || { touch "$FLAKY_MARKER"; false; }
