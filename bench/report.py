@@ -199,6 +199,19 @@ def main():
     ap.add_argument("--target-log2", type=int, default=28)
     a = ap.parse_args()
     recs = load(a.dir)
+    # passes 2.. of the small sizes (bench/run.sh --small-passes): only for
+    # their target, within 1.2x CUB's time in every pass; pass 1 is the rest
+    later = [r for r in recs if int(r.get("pass", 1)) > 1]
+    recs = [r for r in recs if int(r.get("pass", 1)) == 1]
+
+    def later_ratios(case, dtype, n):
+        """[(pass, gpuc time / CUB time)] of the later passes of one small size"""
+        by = {}
+        for r in later:
+            if r.get("case") == case and r.get("dtype") == dtype and int(r.get("n", 0)) == n and r.get("us"):
+                by.setdefault(int(r["pass"]), {})[r.get("src")] = r["us"]
+        return [(p, v["gpuc"] / v["cub"]) for p, v in sorted(by.items()) if v.get("gpuc") and v.get("cub")]
+
     idx = {}
     for r in recs:
         key = (r.get("src"), r.get("case"), r.get("dtype"), int(r.get("n", 0)), int(r.get("m", 0) or 0))
@@ -287,6 +300,14 @@ def main():
                 kind, val, peer = tl[0]
                 row["target_value"] = (row["ratio"] if kind == "ratio" else
                                        us / row["peers"][peer] if kind == "time" else row["peers"][peer] / us)
+            if with_target is None and row.get("target_value") is not None:
+                more = later_ratios(case, dtype, n)
+                row["passes"] = [row["target_value"]] + [v for _, v in more]
+                worst_pass, worst = max([(1, row["target_value"])] + more, key=lambda pv: pv[1])
+                if more and worst > 1.2 and row["result"].startswith("met"):
+                    row["result"] = (f"MISSED: {worst:.3f}x CUB time in pass {worst_pass} of {len(row['passes'])} "
+                                     f"({(worst - 1.2) / 1.2 * 100:.1f}% short)")
+                    row["targets"] = [dict(t, met=False) for t in row["targets"]]
         return row
 
     for case, dtypes in CASES:
@@ -337,9 +358,9 @@ def main():
     out.append(head)
     out += [line(r) for r in main_rows]
     out.append("")
-    out.append("Small sizes: gpuc time / CUB time (target <= 1.2), gpuc and CUB medians in us (calls under 100 us: "
-               "per call of batches of back-to-back calls, bench/common.cuh; the medians of single calls are the "
-               "records' us_call):")
+    out.append("Small sizes: gpuc time / CUB time (target <= 1.2 in every pass), gpuc and CUB medians in us (calls "
+               "under 100 us: per call of batches of back-to-back calls, bench/common.cuh; the medians of single "
+               "calls are the records' us_call); after the slash, the ratios of the later passes (--small-passes):")
     small_ns = sorted({r["n"] for r in small_rows})
     out.append("| case | dtype | " + " | ".join(f"2^{n.bit_length() - 1}" for n in small_ns) + " | met |")
     out.append("|---|---|" + "---|" * len(small_ns) + "---|")
@@ -356,8 +377,10 @@ def main():
                     allmet = False
                     continue
                 any_ = True
-                allmet = allmet and v <= 1.2
-                cells.append(f"{v:.2f} ({fmt_us(r['gpuc_us'])}/{fmt_us(r['peers'].get('cub'))})")
+                passes = r.get("passes") or [v]
+                allmet = allmet and max(passes) <= 1.2
+                cells.append(f"{v:.2f} ({fmt_us(r['gpuc_us'])}/{fmt_us(r['peers'].get('cub'))})" +
+                             ("".join(f" / {x:.2f}" for x in passes[1:])))
             if cells:
                 out.append(f"| {case} | {dt} | " + " | ".join(cells) + " | " +
                            ("met" if allmet and any_ else "MISSED" if any_ else "n/a") + " |")

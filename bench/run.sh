@@ -2,7 +2,7 @@
 # bench/run.sh: the one command of gpuc's benchmark suite, run on the GPU machine.
 #
 #   bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu]
-#                [--sizes 10,12,...,28] [--results DIR]
+#                [--sizes 10,12,...,28] [--small-passes N] [--results DIR]
 #   bench/run.sh --prepare      on the build machine: build every binary ahead (below)
 #
 # Before it, on the build machine (no GPU needed): scripts/build.sh build,
@@ -30,6 +30,9 @@
 #   peers    CuPy, torch eager, and torch.compile where a target compares with it;
 #   exe      every case at the largest size through the executable's -r/-t
 #            (bench/paths/exe_bench.py);
+#   small    the scans and reductions at the sizes up to 2^20, and CUB's, in
+#            N - 1 more passes (--small-passes N, default 3): the target there
+#            is within 1.2x CUB's time in every pass (records tagged "pass");
 #   compile  torch.compile of the other cases (after everything the targets need);
 #   report   bench/report.py: table.md, results.json (the parts' times included);
 #   ncu      with --ncu: one launch of the kernels of the largest misses.
@@ -50,11 +53,12 @@ COMPILE=1
 NCU=0
 BIG=0
 PREPARE=0
+SMALL_PASSES=3
 RES=""
 BUDGET=""
 RESERVE=25 # seconds kept for the report and the table
 usage() {
-  echo "usage: bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu] [--sizes LIST] [--results DIR]" >&2
+  echo "usage: bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu] [--sizes LIST] [--small-passes N] [--results DIR]" >&2
   echo "       bench/run.sh --prepare" >&2
   exit 2
 }
@@ -68,11 +72,15 @@ while [ $# -gt 0 ]; do
     --prepare) PREPARE=1 ;;
     --budget) [ $# -ge 2 ] || usage; BUDGET=$2; shift ;;
     --sizes) [ $# -ge 2 ] || usage; SIZES=$2; shift ;;
+    --small-passes) [ $# -ge 2 ] || usage; SMALL_PASSES=$2; shift ;;
     --results) [ $# -ge 2 ] || usage; RES=$2; shift ;;
     *) usage ;;
   esac
   shift
 done
+case "$SMALL_PASSES" in
+  "" | *[!0-9]*) echo "bench/run.sh: --small-passes: expected a count, found '$SMALL_PASSES'" >&2; exit 2 ;;
+esac
 case "$BUDGET" in
   "") if [ -n "${OUT:-}" ] && [ $PREPARE = 0 ]; then BUDGET=560; else BUDGET=0; fi ;;
   *[!0-9]*) echo "bench/run.sh: --budget: expected whole seconds, found '$BUDGET'" >&2; exit 2 ;;
@@ -234,8 +242,9 @@ if [ $PEERS_ONLY = 0 ]; then
     n_exe=$(($(python3 bench/paths/exe_bench.py --list | wc -l) + 4)) # the 4 row cases at 2 row lengths
   fi
   est_compile=$([ $COMPILE = 1 ] && echo 60 || echo 0)
-  est=$((10 + n_header * 5 + n_lib * 7 / 2 + 75 + n_exe * 3 + est_compile + 10))
-  say "estimate: cub 10 + header $n_header x 5 + lib $n_lib x 3.5 + peers 75 + exe $n_exe x 3 + compile $est_compile + report 10 = $est s more (budget ${BUDGET} s, $(($(date +%s) - T0)) s gone)"
+  est_small=$(((SMALL_PASSES - 1) * 40)) # H100: CUB, scan and reduce at 2^10..2^20 took 36 s
+  est=$((10 + n_header * 5 + n_lib * 7 / 2 + 75 + n_exe * 3 + est_small + est_compile + 10))
+  say "estimate: cub 10 + header $n_header x 5 + lib $n_lib x 3.5 + peers 75 + exe $n_exe x 3 + small $est_small + compile $est_compile + report 10 = $est s more (budget ${BUDGET} s, $(($(date +%s) - T0)) s gone)"
 fi
 
 # ---- CUB harness: the copy rate every ratio is of, first ----
@@ -320,6 +329,25 @@ if [ $PEERS_ONLY = 0 ] && [ $PATHS = 1 ] && part_begin exe 15; then
   timeout "$(cap 400)" python3 bench/paths/exe_bench.py "${EXE[@]}" 2>>"$LOG"
   rc=$?
   part_end "$([ $rc = 0 ] && echo ok || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
+fi
+
+# ---- the small sizes again: passes 2..N of the scans, reductions and CUB ----
+SMALL=$(echo "$SIZES" | tr ',' '\n' | awk '$1 <= 20' | paste -sd, -)
+if [ $PEERS_ONLY = 0 ] && [ "$SMALL_PASSES" -gt 1 ] && [ -n "$SMALL" ] && part_begin small 20; then
+  n_runs=0 n_bad=0
+  for pass in $(seq 2 "$SMALL_PASSES"); do
+    for b in "$BIN_CUB" "$(binary scan)/bench_scan" "$(binary reduce)/bench_reduce"; do
+      [ -x "$b" ] || continue
+      [ "$(left)" -lt 10 ] && { say "small: pass $pass not finished: out of time"; break 2; }
+      rm -f "$RES/small.tmp"
+      timeout "$(cap 60)" "$b" --sizes "$SMALL" --out "$RES/small.tmp" </dev/null 2>>"$LOG" || n_bad=$((n_bad + 1))
+      # the same records, tagged with their pass (bench/report.py keeps pass 1 for everything else)
+      [ -f "$RES/small.tmp" ] && sed "s/}\$/, \"pass\": $pass}/" "$RES/small.tmp" >>"$RES/records.jsonl"
+      n_runs=$((n_runs + 1))
+    done
+  done
+  rm -f "$RES/small.tmp"
+  part_end "$n_runs runs, $n_bad failed"
 fi
 
 # ---- torch.compile of the cases no target compares with ----
