@@ -283,6 +283,10 @@ GpucStatus rt_cu_error(GpucContext *ctx, CUresult r, const char *what);
  * current context; push it (*pushed: rt_leave pops) over another library's. */
 GpucStatus rt_enter(GpucContext *ctx, bool *pushed);
 void rt_leave(GpucContext *ctx, bool pushed);
+/* Opt f in to `shared` bytes of dynamic shared memory, as a kernel must
+ * past 48 KiB before a launch or an occupancy query; once per larger size.
+ * The caller has entered f's context (rt_enter). */
+CUresult rt_function_opt_in_shared(GpucFunction *f, size_t shared);
 
 void rt_link(GpucContext *ctx, RtObject *obj, RtKind kind);
 void rt_unlink(GpucContext *ctx, RtObject *obj);

@@ -77,24 +77,13 @@ GpucStatus gpuc_launch(GpucFunction *f, const GpucLaunchConfig *cfg, void **args
   if (s != GPUC_SUCCESS) {
     return s;
   }
-  CUresult r = CUDA_SUCCESS;
-  if ((int)shared > f->dyn_shared_set) {
-    /* Over 48 KiB a kernel must opt in to its dynamic shared memory. */
-    pthread_mutex_lock(&ctx->lock);
-    if ((int)shared > f->dyn_shared_set) {
-      r = rt_cu.func_set_attribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared);
-      if (r == CUDA_SUCCESS) {
-        f->dyn_shared_set = (int)shared;
-      }
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    if (r != CUDA_SUCCESS) {
-      rt_leave(ctx, pushed);
-      describe_launch(what, sizeof what, f, g, b, shared);
-      char full[400];
-      snprintf(full, sizeof full, "gpuc_launch: %s: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", what);
-      return rt_cu_error(ctx, r, full);
-    }
+  CUresult r = rt_function_opt_in_shared(f, shared);
+  if (r != CUDA_SUCCESS) {
+    rt_leave(ctx, pushed);
+    describe_launch(what, sizeof what, f, g, b, shared);
+    char full[400];
+    snprintf(full, sizeof full, "gpuc_launch: %s: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", what);
+    return rt_cu_error(ctx, r, full);
   }
   CUstream st = rt_stream_of(ctx, cfg->stream);
   CUevent ev0 = NULL, ev1 = NULL;

@@ -405,6 +405,22 @@ GpucStatus gpuc_function_occupancy(GpucFunction *f, unsigned block_threads, size
   return GPUC_SUCCESS;
 }
 
+CUresult rt_function_opt_in_shared(GpucFunction *f, size_t shared) {
+  CUresult r = CUDA_SUCCESS;
+  if ((int)shared > f->dyn_shared_set) {  /* checked again under the lock */
+    GpucContext *ctx = f->module->obj.ctx;
+    pthread_mutex_lock(&ctx->lock);
+    if ((int)shared > f->dyn_shared_set) {
+      r = rt_cu.func_set_attribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared);
+      if (r == CUDA_SUCCESS) {
+        f->dyn_shared_set = (int)shared;
+      }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  return r;
+}
+
 GpucStatus gpuc_function_cluster_occupancy(GpucFunction *f, unsigned cluster_blocks, unsigned block_threads,
                                            size_t dynamic_shared_bytes, int *clusters) {
   if (!f || !clusters || block_threads == 0 || cluster_blocks == 0) {
@@ -424,15 +440,7 @@ GpucStatus gpuc_function_cluster_occupancy(GpucFunction *f, unsigned cluster_blo
     return s;
   }
   /* past 48 KiB the kernel must have opted in, as gpuc_launch does, or the query fails */
-  CUresult r = CUDA_SUCCESS;
-  pthread_mutex_lock(&ctx->lock);
-  if ((int)dynamic_shared_bytes > f->dyn_shared_set) {
-    r = rt_cu.func_set_attribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic_shared_bytes);
-    if (r == CUDA_SUCCESS) {
-      f->dyn_shared_set = (int)dynamic_shared_bytes;
-    }
-  }
-  pthread_mutex_unlock(&ctx->lock);
+  CUresult r = rt_function_opt_in_shared(f, dynamic_shared_bytes);
   int n = 0;
   if (r == CUDA_SUCCESS) {
     CUlaunchConfig cfg;
