@@ -307,6 +307,8 @@ class Entry:
         self.attrs = ""
         self.tdefault = None    # the default of a type parameter T
         self.exports = []       # (instance name, T value, export line): other template arguments
+        self.specs = {}         # parameter name -> its random spec, formatted with the sizes
+        self.need_columns = False  # no shapes with m = 0 (a gather of one element a row)
 
 
 class Gen:
@@ -561,6 +563,9 @@ class Gen:
             else:
                 en.lets.append("let B = map(|a| %s, A);" % e.of(t, [Var("a", t, True)], 2))
             cur = Var("B", t, k != 2 and t in INTS)
+        if t in FLOATS and r.random() < 0.3:  # the row LayerNorm and cross-entropy patterns
+            (self.layer_norm if r.random() < 0.5 else self.cross_entropy)(en, t, cur.name)
+            return
         if t in FLOATS and r.random() < 0.2:  # the row softmax pattern
             en.lets.append("let mx = max(%s, 1);" % cur.name)
             en.lets.append("let ex = exp(%s - col(mx));" % cur.name)
@@ -605,6 +610,56 @@ class Gen:
             en.floaty = en.floaty or t in FLOATS
             en.result = ("(sum(%s(%s, 1)), %s(%s, 0))" % (r.choice(["sum", "max"]), cur.name,
                                                          r.choice(["sum", "min"]), cur.name), "(%s, %s[m])" % (t, t))
+
+    def layer_norm(self, en, t, a):
+        """Row LayerNorm as bench/programs/rows_nn.gdsl writes it, or with the
+        variance in two passes, with or without the weight and bias vectors."""
+        r = self.r
+        en.floaty = True
+        en.magnitude = 16.0
+        if r.random() < 0.5:
+            en.lets.append("let mu = sum(%s, 1) / (m as %s);" % (a, t))
+        else:
+            en.lets.append(r.choice(["let mu = for i in n => mean(%s[i, :]);" % a,
+                                     "let mu = map(|s| s / (m as %s), sum(%s, 1));" % (t, a)]))
+        if r.random() < 0.5:
+            en.lets.append("let var = sum(%s * %s, 1) / (m as %s) - mu * mu;" % (a, a, t))
+        else:
+            en.lets.append("let d = %s - col(mu);" % a)
+            en.lets.append("let var = sum(d * d, 1) / (m as %s);" % t)
+        # eps keeps 1/sqrt(var + eps) tame on rows of one or two close values
+        y = "(%s - col(mu)) * col(1.0 / sqrt(var + 1e-2))" % a
+        k = r.randrange(3)
+        if k >= 1:
+            en.params.append(("w", "%s[m]" % t, "%s[{m}]" % t, t, ("m",)))
+            y += " * w"
+        if k == 2:
+            en.params.append(("b", "%s[m]" % t, "%s[{m}]" % t, t, ("m",)))
+            y += " + b"
+        if r.random() < 0.3:  # the statistics returned too
+            en.result = ("(%s, mu, var)" % y, "(%s[n][m], %s[n], %s[n])" % (t, t, t))
+        else:
+            en.result = (y, "%s[n][m]" % t)
+
+    def cross_entropy(self, en, t, a):
+        """Row cross-entropy: logsumexp of each row minus the target's value
+        (a gather of one element a row by an index array), shifted by the
+        row's max or not; the targets are drawn in 0 .. m (no empty rows)."""
+        r = self.r
+        en.floaty = True
+        en.params.append(("tg", "i64[n]", "i64[{n}]", "i64", ("n",)))
+        en.specs["tg"] = "in 0 .. {m}"
+        en.need_columns = True
+        if r.random() < 0.7:
+            en.lets.append("let mx = max(%s, 1);" % a)
+            en.lets.append("let lse = mx + log(sum(exp(%s - col(mx)), 1));" % a)
+        else:
+            en.lets.append("let lse = log(sum(exp(%s), 1));" % a)
+        pick = r.choice(["for i in n => %s[i, tg[i]]" % a, "for i in n => %s[i, tg[i]] * 2.0" % a])
+        if r.random() < 0.3:  # the mean loss, one more reduction
+            en.result = ("sum(lse - (%s)) / (max(n, 1) as %s)" % (pick, t), t)
+        else:
+            en.result = ("lse - (%s)" % pick, "%s[n]" % t)
 
     def dependent_recipe(self, en):
         """The patterns fuse_dependent_reduce rewrites: variance with a
@@ -673,7 +728,7 @@ class Gen:
         r = self.r
         two_d = any(len(p[4]) == 2 for p in en.params)
         if two_d:
-            shapes = r.sample(SHAPES_2D, 4)
+            shapes = r.sample([s for s in SHAPES_2D if s[1] > 0 or not en.need_columns], 4)
             return [{"n": a, "m": b} for a, b in shapes]
         picks = [r.choice(SIZES_SMALL), r.choice(SIZES_MID), r.choice(SIZES_TILE)]
         if r.random() < 0.5:
@@ -717,7 +772,7 @@ class Gen:
             lines.append("//! test %s: %s" % (inst, " ".join("%s=%d" % kv for kv in sorted(dims.items()))))
             for name, _decl, rtype, scalar, _dims in en.params:
                 seed += 1
-                spec = self.spec(scalar or tval)
+                spec = en.specs[name].format(**dims) if name in en.specs else self.spec(scalar or tval)
                 lines.append("//!   %s = random %s seed %d%s" % (name, rtype.format(T=tval, **dims), seed,
                                                                  " " + spec if spec else ""))
             lines.append("//!   expect reference")
