@@ -744,6 +744,7 @@ static void emit_entry(CEmit *c, IrEntry *e) {
     else { be_entry_signature(b, e, "gpuc_entry_", NULL); }
     be_printf(b, " {\n");
     b->indent = 1;
+    be_line(b, "gpuc_oob_hit = 0;  /* this call's out-of-bounds record: an earlier call's does not fail it */");
     c->e = e;
     c->x.ntmp = 0;
     if (c->shard) { shard_sizes(c); }

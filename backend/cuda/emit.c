@@ -125,7 +125,7 @@ int be_emit_cuda(FILE *out, IrModule *m) {
                   " *     the caller allocated: arrays, and scalars (one element each)\n"
                   " * Arrays are device pointers; sizes come first, one int64_t per size name.\n"
                   " * Launchers return 0, a cudaError_t, or -1 for an index out of bounds\n"
-                  " * (gpuc_oob_at[0] is the index, gpuc_oob_at[1] the size; clear gpuc_oob_hit).\n"
+                  " * (gpuc_oob_at[0] is the index, gpuc_oob_at[1] the size, until the next call).\n"
                   " * They are asynchronous on the stream except where the host needs a scalar\n"
                   " * or an array is indexed (the bounds check waits). Not thread-safe (device\n"
                   " * blocks are cached per translation unit). Include it in one .cu file of a\n"

@@ -662,6 +662,7 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     be_printf(b, " {\n");
     b->indent = 1;
     be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
+    be_line(b, "gpuc_oob_hit = 0;  /* this call's out-of-bounds record: an earlier call's does not fail it */");
     if (c->shard) { cuda_shard_sizes(c); }
     ir_count_uses(e);  /* device_scalar_result needs each value's readers */
     c->x.ntmp = 0;

@@ -106,8 +106,15 @@ int main() {
         failures++;
     } else {
         std::printf("expected error: index %lld out of bounds for size %lld\n", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]);
-        gpuc_oob_hit = 0;
     }
+    // the failed call does not fail the next one: each call starts with a clear record
+    int64_t good[2] = { 1, n - 1 };
+    TRY(cudaMemcpyAsync(dbad, good, sizeof good, cudaMemcpyHostToDevice, s));
+    TRY(gpuc_dev_pick_into(s, n, 2, dx, dbad, dout));
+    float picked[2];
+    TRY(cudaMemcpyAsync(picked, dout, sizeof picked, cudaMemcpyDeviceToHost, s));
+    TRY(cudaStreamSynchronize(s));
+    check("pick after a failed pick", picked[1], x[n - 1], 0);
 
     cudaFree(dbad);
     cudaFree(dnorm);
