@@ -14,6 +14,11 @@ and for each file:
   3. saves each mismatching entry under OUT/mismatch-SEED-ENTRY/ (the
      program with the failing block, gpuc test's report) and reduces it
      (difftest/reduce.py) into reduced.gdsl there.
+With --shard (C backend), step 2 is instead: every entry that gpuc can shard
+(`--emit=c-shard`; exports dropped, the template defaults kept) runs sharded
+over 1, 2, 3 and 8 ranks as threads against itself unsharded, at sizes 0 to
+1000 split four ways (tests/shard/Inputs/shard_check.c); a differing entry
+is saved as above, without a reduction.
 Prints one line per problem and per finished file and, last,
     N programs, M mismatches, G generator failures, C crashes
 (a program is one entry); exit status 0 only when M, G and C are all 0.
@@ -32,6 +37,7 @@ import gen  # noqa: E402
 import reduce as reducer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARD_CHECK = os.path.join(ROOT, "tests", "shard", "Inputs", "shard_check.c")
 FAIL_RE = re.compile(r"^(.*?):(\d+): test (\w+)(?:: [^:]*)?: FAIL: (.*)$")
 
 
@@ -101,6 +107,69 @@ class Runner:
                 return text, rejected, crashes
         return None, rejected, crashes
 
+    def shard_file(self, path, text, res):
+        """--shard: the entries ir_shard accepts, sharded against unsharded by
+        shard_check.c; entries computing in f32 are built apart, with f32's
+        tolerance for their f64 results too (an f32 sum grouped by ranks)."""
+        head, entries = split_entries(text)
+        groups = {True: {}, False: {}}
+        one = path[:-len(".gdsl")] + "-one.gdsl"
+        for name, chunk in entries.items():
+            chunk = re.sub(r"(?m)^export .*\n", "", chunk)  # the default instance alone
+            with open(one, "w") as f:
+                f.write(head + chunk)
+            p = subprocess.run([self.gpuc, "--emit=c-shard", one, "-o", one[:-len(".gdsl")] + ".c"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+            if p.returncode == 0:
+                groups["f32" in chunk][name] = chunk
+            elif p.returncode < 0 or p.returncode >= 70 or "internal error" in p.stderr:
+                res["crashes"].append("gpuc --emit=c-shard %s: exit status %d: %s" % (one, p.returncode,
+                                                                                     p.stderr.strip()[:2000]))
+            elif "cannot shard" not in p.stderr:
+                res["rejected"].append((name, p.stderr.strip()[:2000]))
+        res["programs"] = sum(len(g) for g in groups.values())
+        for f32, chosen in groups.items():
+            if not chosen:
+                continue
+            base = path[:-len(".gdsl")] + ("-shard-f32" if f32 else "-shard")
+            with open(base + ".gdsl", "w") as f:
+                f.write(join_entries(head, chosen))
+            tol = "2e-3" if f32 else "1e-9"
+            steps = [[self.gpuc, "--emit=c-shard", base + ".gdsl", "-o", base + ".c"],
+                     [os.environ.get("CC", "cc"), "-std=c11", "-D_DEFAULT_SOURCE", "-O1",
+                      "-I" + os.path.join(ROOT, "runtime"), '-DGPUC_SHARD_FILE="%s.c"' % base,
+                      "-DGPUC_SHARD_TOL_F32=" + tol, "-DGPUC_SHARD_TOL_F64=" + tol, SHARD_CHECK,
+                      os.path.join(ROOT, "runtime", "gpuc_comm_threads.c"), "-o", base, "-lpthread", "-lm"]]
+            for cmd in steps:
+                p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+                if p.returncode != 0:
+                    res["crashes"].append("%s: exit status %d: %s" % (" ".join(cmd[:2]), p.returncode, p.stdout[-2000:]))
+                    break
+            else:
+                try:
+                    p = subprocess.run([base], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       errors="replace", timeout=600)
+                except subprocess.TimeoutExpired:
+                    res["crashes"].append("%s: no end in 600 s" % base)
+                    continue
+                failed = re.findall(r"(?m)^(\w+) \[[^]]*\]: \d+ cases, FAILED$", p.stdout)
+                if p.returncode not in (0, 1) or (p.returncode == 1 and not failed):
+                    res["crashes"].append("%s: exit status %d: %s" % (base, p.returncode, p.stdout[-2000:]))
+                for name in failed:
+                    lines = [l for l in p.stdout.splitlines() if l.startswith("MISMATCH %s:" % name)]
+                    line = lines[0] if lines else "%s: FAILED" % name
+                    d = os.path.join(self.out, "mismatch-%d-%s" % (res["seed"], name))
+                    os.makedirs(d, exist_ok=True)
+                    with open(os.path.join(d, "program.gdsl"), "w") as f:
+                        f.write(head + chosen[name])
+                    with open(os.path.join(d, "report.txt"), "w") as f:
+                        f.write("seed %d, entry %s, sharded (C backend, threads) against unsharded\n" % (res["seed"], name))
+                        f.write("commands:\n  %s\n  %s\n  %s\n" % (" ".join(steps[0]), " ".join(steps[1]), base))
+                        f.write("\n".join(lines) + "\n" if lines else
+                                "(no detail: shard_check prints the first 8 differences of a build; run the commands "
+                                "on a file of this entry alone)\n")
+                    res["mismatches"].append((name, [(0, line, line, name)], d))
+
     def test_cmd(self, path, extra=()):
         cmd = [self.gpuc, "test", "--backend=" + self.a.backend, "--reference-O0", "--timeout=300"]
         cmd += ["--arch=" + (self.a.arch or ("none" if self.a.backend == "c" else "sm_90"))]
@@ -116,6 +185,9 @@ class Runner:
         text, rejected, crashes = self.compile_check(path, text)
         res = dict(seed=seed, programs=nentries, rejected=rejected, crashes=crashes, mismatches=[])
         if text is None:
+            return res
+        if self.a.shard:
+            self.shard_file(path, text, res)
             return res
         p = subprocess.run(self.test_cmd(path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            errors="replace")
@@ -214,12 +286,12 @@ class Runner:
                         self.mismatches += 1
                         self.log("MISMATCH: seed %d entry %s: %s\n  saved in %s" % (res["seed"], name, fl[0][2], d))
                         found.append((d, name))
-        if a.reduce_seconds > 0:
+        if a.reduce_seconds > 0 and not a.shard:
             for d, name in found:
                 self.reduce_one(d, name)
-        self.log("%d programs, %d mismatches, %d generator failures, %d crashes (%d files, seed %d, backend %s, "
+        self.log("%d programs, %d mismatches, %d generator failures, %d crashes (%d files, seed %d, backend %s%s, "
                  "output in %s)" % (self.programs, self.mismatches, self.rejected, self.crashes, k, a.seed,
-                                    a.backend, self.out))
+                                    a.backend, ", sharded" if a.shard else "", self.out))
         print("%d programs, %d mismatches" % (self.programs, self.mismatches))
         return 0 if not (self.mismatches or self.rejected or self.crashes) else 1
 
@@ -238,7 +310,12 @@ def main():
     ap.add_argument("--out", default="difftest-out", help="folder for the files, mismatches and reductions")
     ap.add_argument("--reduce-seconds", type=float, default=120, help="time to reduce each mismatch (0: none)")
     ap.add_argument("--big", action="store_true", help="occasionally inputs of 2^20+3 elements")
+    ap.add_argument("--shard", action="store_true", help="compare the entries gpuc can shard, sharded over "
+                    "1, 2, 3 and 8 ranks (C backend, threads), against themselves unsharded")
     a = ap.parse_args()
+    if a.shard and a.backend != "c":
+        print("run.py: error: --shard compares on the C backend only (--backend=c)", file=sys.stderr)
+        return 2
     if not os.access(a.gpuc, os.X_OK):
         print("run.py: error: no gpuc at '%s' (build it, or give --gpuc)" % a.gpuc, file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 arch=${GPUC_DEVICE_ARCH:-sm_90}
 find_nccl
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1
-files=(filters maps reductions rows scans tuples)
+files=(filters maps reductions rows scans tuples oob_rows)
 build() {   # build NAME: the .cu and the checker, in parallel for all files
   local f=$1
   "$gpuc" --emit=cuda-shard "$root/tests/shard/$f.gdsl" -o "$out/$f.cu" > "$out/$f.build.log" 2>&1 &&

@@ -27,6 +27,7 @@
 
 static int gpu_run(int size, int (*fn)(const GpucComm *, void *, int), void *arg);
 #define GPUC_SHARD_RUN gpu_run
+#define GPUC_SHARD_OOB (-1)  /* the CUDA launchers' index out of bounds */
 #include "shard_check.c"
 
 enum { MAX_GPU_RANKS = 8 };
