@@ -2,12 +2,16 @@
 # gpu.sh: the differential tests on the GPU machine (docs/reliability.md).
 # On the CPU machine first: tests/gpu/prepare.sh (fills .device/prefix, which
 # the device tool carries). Then on the GPU machine, from the repository root:
-#   bash difftest/gpu.sh [SECONDS] [JOBS]      (defaults 420 and 8)
+#   bash difftest/gpu.sh [SECONDS] [JOBS] [SHARD_SECONDS]   (defaults 420, 8, 60)
 # Generated programs run optimized on the CUDA backend against a -O0 build on
 # the C backend; mismatches are saved and reduced under $OUT/difftest (default
-# /tmp/gpuc-difftest). Ends with "PASS: ..." or "FAIL: ...". SECONDS is when
-# it stops starting files: give the call 60 s or so more for the files in
-# flight (a "done:" line per finished file says how far a cut run got).
+# /tmp/gpuc-difftest). Then, for SHARD_SECONDS (0: not at all), the entries
+# gpuc can shard run sharded over one NCCL rank against themselves unsharded
+# on the GPU (run.py --shard --backend=cuda; nvcc builds, so give it time),
+# saved under $OUT/difftest-shard. Ends with "PASS: ..." or "FAIL: ...".
+# SECONDS is when it stops starting files: give the call 60 s or so more for
+# the files in flight (a "done:" line per finished file says how far a cut
+# run got).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/gpuc-difftest}
@@ -22,5 +26,13 @@ python3 "$root/difftest/run.py" --gpuc "$gpuc" --backend=cuda --seed "${SEED:-1}
   --jobs "${2:-8}" --reduce-seconds 45 --out "$out/difftest" | tee "$out.log"
 status=${PIPESTATUS[0]}
 last=$(tail -n 2 "$out.log" | head -n 1)
-if [ "$status" = 0 ]; then echo "PASS: $last"; else echo "FAIL: $last (see $out/difftest)"; fi
+if [ "${3:-60}" != 0 ]; then
+  source "$root/tests/gpu/common.sh"
+  find_nccl
+  python3 "$root/difftest/run.py" --gpuc "$gpuc" --backend=cuda --shard --seed "${SEED:-1}" --seconds "${3:-60}" \
+    --jobs "${2:-8}" --out "$out/difftest-shard" | tee "$out-shard.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  last="$last; sharded: $(tail -n 2 "$out-shard.log" | head -n 1)"
+fi
+if [ "$status" = 0 ]; then echo "PASS: $last"; else echo "FAIL: $last (see $out)"; fi
 exit "$status"

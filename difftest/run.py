@@ -14,11 +14,13 @@ and for each file:
   3. saves each mismatching entry under OUT/mismatch-SEED-ENTRY/ (the
      program with the failing block, gpuc test's report) and reduces it
      (difftest/reduce.py) into reduced.gdsl there.
-With --shard (C backend), step 2 is instead: every entry that gpuc can shard
+With --shard, step 2 is instead: every entry that gpuc can shard
 (`--emit=c-shard`; exports dropped, the template defaults kept) runs sharded
-over 1, 2, 3 and 8 ranks as threads against itself unsharded, at sizes 0 to
-1000 split four ways (tests/shard/Inputs/shard_check.c); a differing entry
-is saved as above, without a reduction.
+against itself unsharded, at sizes 0 to 1000 split four ways
+(tests/shard/Inputs/shard_check.c): on the C backend over 1, 2, 3 and 8
+ranks as threads; with --backend=cuda (`--emit=cuda-shard`, nvcc with
+tests/gpu/shard_gpu_check.cu) over one rank of NCCL on the GPU. A differing
+entry is saved as above, without a reduction.
 Prints one line per problem and per finished file and, last,
     N programs, M mismatches, G generator failures, C crashes
 (a program is one entry); exit status 0 only when M, G and C are all 0.
@@ -38,6 +40,7 @@ import reduce as reducer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARD_CHECK = os.path.join(ROOT, "tests", "shard", "Inputs", "shard_check.c")
+SHARD_GPU_CHECK = os.path.join(ROOT, "tests", "gpu", "shard_gpu_check.cu")
 FAIL_RE = re.compile(r"^(.*?):(\d+): test (\w+)(?:: [^:]*)?: FAIL: (.*)$")
 
 
@@ -114,16 +117,18 @@ class Runner:
         head, entries = split_entries(text)
         groups = {True: {}, False: {}}
         one = path[:-len(".gdsl")] + "-one.gdsl"
+        cuda = self.a.backend == "cuda"
+        emit = "--emit=cuda-shard" if cuda else "--emit=c-shard"
         for name, chunk in entries.items():
             chunk = re.sub(r"(?m)^export .*\n", "", chunk)  # the default instance alone
             with open(one, "w") as f:
                 f.write(head + chunk)
-            p = subprocess.run([self.gpuc, "--emit=c-shard", one, "-o", one[:-len(".gdsl")] + ".c"],
+            p = subprocess.run([self.gpuc, emit, one, "-o", one[:-len(".gdsl")] + ".c"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
             if p.returncode == 0:
                 groups["f32" in chunk][name] = chunk
             elif p.returncode < 0 or p.returncode >= 70 or "internal error" in p.stderr:
-                res["crashes"].append("gpuc --emit=c-shard %s: exit status %d: %s" % (one, p.returncode,
+                res["crashes"].append("gpuc %s %s: exit status %d: %s" % (emit, one, p.returncode,
                                                                                      p.stderr.strip()[:2000]))
             elif "cannot shard" not in p.stderr:
                 res["rejected"].append((name, p.stderr.strip()[:2000]))
@@ -135,11 +140,16 @@ class Runner:
             with open(base + ".gdsl", "w") as f:
                 f.write(join_entries(head, chosen))
             tol = "2e-3" if f32 else "1e-9"
-            steps = [[self.gpuc, "--emit=c-shard", base + ".gdsl", "-o", base + ".c"],
-                     [os.environ.get("CC", "cc"), "-std=c11", "-D_DEFAULT_SOURCE", "-O1",
-                      "-I" + os.path.join(ROOT, "runtime"), '-DGPUC_SHARD_FILE="%s.c"' % base,
-                      "-DGPUC_SHARD_TOL_F32=" + tol, "-DGPUC_SHARD_TOL_F64=" + tol, SHARD_CHECK,
-                      os.path.join(ROOT, "runtime", "gpuc_comm_threads.c"), "-o", base, "-lpthread", "-lm"]]
+            src = base + (".cu" if cuda else ".c")
+            flags = ["-I" + os.path.join(ROOT, "runtime"), "-I" + os.path.dirname(SHARD_CHECK),
+                     '-DGPUC_SHARD_FILE="%s"' % src, "-DGPUC_SHARD_TOL_F32=" + tol, "-DGPUC_SHARD_TOL_F64=" + tol]
+            if cuda:  # one rank of NCCL on the GPU: tests/gpu/shard_gpu.sh's build
+                build = [os.environ.get("NVCC", "nvcc"), "-std=c++17", "-O1", "-arch=" + (self.a.arch or "sm_90")] + \
+                    flags + [SHARD_GPU_CHECK, self.runtime_lib(), "-ldl", "-lpthread", "-o", base]
+            else:  # 1, 2, 3 and 8 ranks as threads
+                build = [os.environ.get("CC", "cc"), "-std=c11", "-D_DEFAULT_SOURCE", "-O1"] + flags + \
+                    [SHARD_CHECK, os.path.join(ROOT, "runtime", "gpuc_comm_threads.c"), "-o", base, "-lpthread", "-lm"]
+            steps = [[self.gpuc, emit, base + ".gdsl", "-o", src], build]
             for cmd in steps:
                 p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
                 if p.returncode != 0:
@@ -163,12 +173,22 @@ class Runner:
                     with open(os.path.join(d, "program.gdsl"), "w") as f:
                         f.write(head + chosen[name])
                     with open(os.path.join(d, "report.txt"), "w") as f:
-                        f.write("seed %d, entry %s, sharded (C backend, threads) against unsharded\n" % (res["seed"], name))
+                        f.write("seed %d, entry %s, sharded against unsharded (%s)\n" % (
+                            res["seed"], name, "GPU, one NCCL rank" if cuda else "C backend, threads"))
                         f.write("commands:\n  %s\n  %s\n  %s\n" % (" ".join(steps[0]), " ".join(steps[1]), base))
                         f.write("\n".join(lines) + "\n" if lines else
                                 "(no detail: shard_check prints the first 8 differences of a build; run the commands "
                                 "on a file of this entry alone)\n")
                     res["mismatches"].append((name, [(0, line, line, name)], d))
+
+    def runtime_lib(self):
+        """libgpuc_runtime.a beside gpuc: an install prefix (bin/, lib/) or a build (driver/, runtime/)."""
+        top = os.path.dirname(os.path.dirname(self.gpuc))
+        for sub in ("lib", "lib64", "runtime"):
+            p = os.path.join(top, sub, "libgpuc_runtime.a")
+            if os.path.exists(p):
+                return p
+        return os.path.join(top, "runtime", "libgpuc_runtime.a")
 
     def test_cmd(self, path, extra=()):
         cmd = [self.gpuc, "test", "--backend=" + self.a.backend, "--reference-O0", "--timeout=300"]
@@ -310,12 +330,9 @@ def main():
     ap.add_argument("--out", default="difftest-out", help="folder for the files, mismatches and reductions")
     ap.add_argument("--reduce-seconds", type=float, default=120, help="time to reduce each mismatch (0: none)")
     ap.add_argument("--big", action="store_true", help="occasionally inputs of 2^20+3 elements")
-    ap.add_argument("--shard", action="store_true", help="compare the entries gpuc can shard, sharded over "
-                    "1, 2, 3 and 8 ranks (C backend, threads), against themselves unsharded")
+    ap.add_argument("--shard", action="store_true", help="compare the entries gpuc can shard, sharded (C: "
+                    "1, 2, 3 and 8 ranks as threads; cuda: one NCCL rank) against themselves unsharded")
     a = ap.parse_args()
-    if a.shard and a.backend != "c":
-        print("run.py: error: --shard compares on the C backend only (--backend=c)", file=sys.stderr)
-        return 2
     if not os.access(a.gpuc, os.X_OK):
         print("run.py: error: no gpuc at '%s' (build it, or give --gpuc)" % a.gpuc, file=sys.stderr)
         return 2

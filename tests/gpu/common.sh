@@ -1,6 +1,6 @@
 # common.sh: sourced (never run) by the GPU scripts that build against gpuc's
-# runtime or load NCCL: tests/gpu/{shard_gpu,shard_lib_gpu,ranks_gpu,sanitize}.sh
-# and bench/shard_scale.sh. Needs $root (the repository root).
+# runtime or load NCCL: tests/gpu/{shard_gpu,shard_lib_gpu,ranks_gpu,sanitize}.sh,
+# bench/shard_scale.sh and difftest/gpu.sh. Needs $root (the repository root).
 #   gpuc_tools a|so  sets gpuc (.device/prefix/bin/gpuc that tests/gpu/prepare.sh
 #                    installs, else build/'s), inc and lib (the prefix's
 #                    runtime headers and the folder holding
