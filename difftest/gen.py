@@ -306,6 +306,7 @@ class Entry:
         self.tparams = ""       # template parameter list text
         self.attrs = ""
         self.tdefault = None    # the default of a type parameter T
+        self.tkinds = INTS + FLOATS  # the types T may take in other instances
         self.exports = []       # (instance name, T value, export line): other template arguments
         self.specs = {}         # parameter name -> its random spec, formatted with the sizes
         self.need_columns = False  # no shapes with m = 0 (a gather of one element a row)
@@ -359,9 +360,18 @@ class Gen:
     def chain(self, en, rank=1):
         """Maps and elementwise operators over 1-D inputs, ended by a result."""
         r = self.r
-        arrs = [self.param1(en, self.elem_type(), "x")]
-        if r.random() < 0.6:
-            arrs.append(self.param1(en, self.elem_type(), "y"))
+        if r.random() < 0.15:  # an array of structs, read through its fields
+            t1, t2 = self.elem_type(), self.elem_type()
+            sname = "Rec_%s_%s" % (t1, t2)
+            self.fns[sname] = "struct %s { a: %s, b: %s }" % (sname, t1, t2)
+            en.params.append(("p", "%s[n]" % sname, "%s[{n}]" % sname, sname, ("n",)))
+            en.lets.append("let pa = map(|q| q.a, p);")
+            en.lets.append("let pb = map(|q| q.b, p);")
+            arrs = [Var("pa", t1, True), Var("pb", t2, True)]
+        else:
+            arrs = [self.param1(en, self.elem_type(), "x")]
+            if r.random() < 0.6:
+                arrs.append(self.param1(en, self.elem_type(), "y"))
         for _ in range(r.randint(1, 3)):
             rt = r.choice(SCALARS + FLOATS)
             src = r.sample(arrs, min(len(arrs), r.randint(1, 2)))
@@ -403,7 +413,13 @@ class Gen:
         r = self.r
         k = r.randrange(5)
         last = arrs[-1]
-        if k == 0:
+        if k == 0 and len(arrs) >= 2 and r.random() < 0.3:  # a struct result of two arrays
+            u, v = arrs[-1], arrs[-2]
+            sname = "Out_%s_%s" % (u.ty, v.ty)
+            self.fns[sname] = "struct %s { u: %s, v: %s }" % (sname, u.ty, v.ty)
+            en.result = ("map(|g0, g1| %s { u: g0, v: g1 }, %s, %s)" % (sname, u.name, v.name), "%s[n]" % sname)
+            en.floaty = en.floaty or bool(en.scalars)
+        elif k == 0:
             en.result = (last.name, "%s[n]" % last.ty)
             en.floaty = en.floaty or bool(en.scalars)
         elif k == 1:
@@ -689,12 +705,20 @@ class Gen:
     def generic_recipe(self, en):
         """A type template: exports instantiate it at other types."""
         r = self.r
-        en.tdefault = r.choice(INTS + FLOATS)
-        en.tparams = "T: num = %s" % en.tdefault
         en.params.append(("x", "T[n]", "{T}[{n}]", None, ("n",)))
-        body = r.choice([("sum(x * x + x)", "T"), ("cumsum(x)", "T[n]"), ("(max(x), min(x))", "(T, T)"),
-                         ("scan((+), 0, x * 3)", "T[n]"), ("exscan((+), 0, x - 1)", "T[n]"),
-                         ("sum(map(|v| v * 2 - 1, x))", "T")])
+        if r.random() < 0.3:  # float templates: std/math's T: float functions and float-only builtins
+            en.tkinds = FLOATS
+            en.tdefault = r.choice(FLOATS)
+            en.tparams = "T: float = %s" % en.tdefault
+            body = r.choice([("(mean(x), variance(x))", "(T, T)"), ("logsumexp(x)", "T"), ("softmax(x)", "T[n]"),
+                             ("norm2(x)", "T"), ("exp(x - max(x)) / sum(exp(x - max(x)))", "T[n]"),
+                             ("cumsum(sqrt(abs(x)))", "T[n]")])
+        else:
+            en.tdefault = r.choice(INTS + FLOATS)
+            en.tparams = "T: num = %s" % en.tdefault
+            body = r.choice([("sum(x * x + x)", "T"), ("cumsum(x)", "T[n]"), ("(max(x), min(x))", "(T, T)"),
+                             ("scan((+), 0, x * 3)", "T[n]"), ("exscan((+), 0, x - 1)", "T[n]"),
+                             ("sum(map(|v| v * 2 - 1, x))", "T")])
         en.floaty = True
         en.result = body
 
@@ -714,7 +738,7 @@ class Gen:
             en.attrs = " @block(BLOCK) @items(ITEMS) @unroll(UNROLL)"
         if en.tparams:  # other instances, as exports (a define would rebuild the whole file)
             for k in range(r.randint(1, 2)):
-                args = [r.choice(INTS + FLOATS)] if en.tdefault else []
+                args = [r.choice(en.tkinds)] if en.tdefault else []
                 if en.attrs:
                     args += [str(r.choice([32, 96, 256, 1024])), str(r.randint(1, 12)), str(r.randint(1, 8))]
                     args = args[:len(args) - r.randint(0, 2)]  # trailing ones keep their defaults
