@@ -57,6 +57,11 @@ def test_keyword_arguments():
         m.saxpy(2.0, x)
     with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
         m.saxpy(2.0, x, y, z=1)
+    with pytest.raises(TypeError, match=r"saxpy\(\) takes 3 arguments \(4 given\): saxpy\(a: f32, x: f32\[n\]"):
+        m.saxpy(2.0, x, y, y)
+    one = gpuc.compile("entry g(x: f64) -> f64 = x;")
+    with pytest.raises(TypeError, match=r"g\(\) takes 1 argument \(2 given\)"):
+        one.g(1.0, 2.0)
 
 
 def test_compile_error_text_and_records():

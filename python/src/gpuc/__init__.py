@@ -144,7 +144,8 @@ class Entry:
         names = [p for p, _ in self.params]
         options = {k: kwargs.pop(k) for k in ("out", "sync") if k in kwargs and k not in names}
         if len(args) > len(self.params):
-            raise TypeError("%s() takes %d arguments (%d given)" % (name, len(self.params), len(args)))
+            raise TypeError("%s() takes %d argument%s (%d given): %s" % (
+                name, len(self.params), "" if len(self.params) == 1 else "s", len(args), self.signature_text()))
         values = list(args) + [None] * (len(self.params) - len(args))
         given = [True] * len(args) + [False] * (len(self.params) - len(args))
         for k, v in kwargs.items():
