@@ -702,6 +702,28 @@ class Gen:
             en.result = r.choice([("(mean(%s), variance(%s))" % (g, g), "(%s, %s)" % (t, t)),
                                   ("logsumexp(%s)" % g, t), ("softmax(%s)" % g, "%s[n]" % t)])
 
+    def random_recipe(self, en):
+        """std/random draws indexed by position (Philox: the same bits in every
+        build; normal_* through log/sqrt/cos, so within rounding), mixed with
+        an input by maps and ended as the other 1-D recipes end."""
+        r = self.r
+        self.fns["~import std/random"] = 'import "std/random";'
+        en.params.append(("sd", "u64", "u64", "u64", ()))
+        x = self.param1(en, self.elem_type(), "x")
+        fn, ty, exact = r.choice([("random_u32", "u32", True), ("random_u64", "u64", True),
+                                  ("uniform_f32", "f32", True), ("uniform_f64", "f64", True),
+                                  ("normal_f32", "f32", False), ("normal_f64", "f64", False)])
+        off = r.choice(["", " + %du64" % r.randint(1, 1000)])
+        en.lets.append("let rnd = map(|k| %s(sd, (k as u64)%s), iota(n));" % (fn, off))
+        en.floaty = en.floaty or not exact
+        arrs = [x, Var("rnd", ty, exact)]
+        if r.random() < 0.5:
+            rt = r.choice(SCALARS)
+            nm = self.new()
+            en.lets.append("let %s = %s;" % (nm, self.map_of(en, arrs, rt)))
+            arrs.append(Var(nm, rt, False))
+        self.finish(en, arrs)
+
     def generic_recipe(self, en):
         """A type template: exports instantiate it at other types."""
         r = self.r
@@ -728,7 +750,7 @@ class Gen:
         en.scalars = []
         recipe = r.choice([self.chain, self.chain, self.custom_recipe, self.custom_recipe, self.filter_recipe,
                            self.gather_recipe, self.rows_recipe, self.rows_recipe, self.dependent_recipe,
-                           self.generic_recipe])
+                           self.generic_recipe, self.random_recipe])
         recipe(en)
         if r.random() < 0.3 and not en.attrs:  # launch attributes through template ints
             b, i, u = r.choice([32, 64, 128, 256, 512, 1024]), r.randint(1, 16), r.randint(1, 8)
