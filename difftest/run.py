@@ -21,6 +21,12 @@ against itself unsharded, at sizes 0 to 1000 split four ways
 ranks as threads; with --backend=cuda (`--emit=cuda-shard`, nvcc with
 tests/gpu/shard_gpu_check.cu) over one rank of NCCL on the GPU. A differing
 entry is saved as above, without a reduction.
+With --ranks N (C backend), step 2 is instead: the file's executable runs
+each entry at the sizes of its blocks with --random inputs, once plainly and
+once with --ranks N (runner/rn_ranks.c: the inputs split by rows over N
+threads, the sharded entry, the results gathered), and the .npy results
+must agree (integers exactly, floats as --shard's tolerances; both runs
+failing counts as agreeing); entries the runner cannot shard are skipped.
 Prints one line per problem and per finished file and, last,
     N programs, M mismatches, G generator failures, C crashes
 (a program is one entry); exit status 0 only when M, G and C are all 0.
@@ -30,6 +36,7 @@ import argparse
 import concurrent.futures
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -181,6 +188,79 @@ class Runner:
                                 "on a file of this entry alone)\n")
                     res["mismatches"].append((name, [(0, line, line, name)], d))
 
+    def ranks_file(self, path, text, res):
+        """--ranks N: each entry's executable run plain and with --ranks N on the
+        same --random inputs, the .npy results compared."""
+        import numpy as np  # here only: the other modes need the standard library alone
+        head, entries = split_entries(text)
+        exe = path[:-len(".gdsl")]
+        p = subprocess.run([self.gpuc, path, "--arch=none", "-o", exe], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace")
+        if p.returncode != 0:
+            res["crashes"].append("gpuc %s -o %s: exit status %d: %s" % (path, exe, p.returncode, p.stdout[-2000:]))
+            return
+        res["programs"] = 0
+        for name, chunk in entries.items():
+            tol = 2e-3 if "f32" in chunk else 1e-9
+            blocks = re.findall(r"(?m)^//! test %s: (.*)$" % name, chunk)[:3]
+            sharded, problems = True, []
+            for k, sizes in enumerate(blocks):
+                runs = []
+                for extra in ([], ["--ranks", str(self.a.ranks)]):
+                    d = "%s-%s-%d%s" % (exe, name, k, "r" if extra else "")
+                    shutil.rmtree(d, ignore_errors=True)
+                    os.makedirs(d)
+                    cmd = [exe, "-e", name, "--backend=c", "--random", sizes.replace(" ", ","), "--seed", str(k + 1),
+                           "--out", d + "/"] + extra
+                    try:
+                        q = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                           errors="replace", timeout=300)
+                    except subprocess.TimeoutExpired:
+                        problems.append("%s: no end in 300 s" % " ".join(cmd))
+                        break
+                    if q.returncode < 0 or q.returncode >= 70:
+                        res["crashes"].append("%s: exit status %d: %s" % (" ".join(cmd), q.returncode, q.stderr[-2000:]))
+                    runs.append((cmd, q, d))
+                if len(runs) < 2:
+                    continue
+                (cmd0, q0, d0), (cmd1, q1, d1) = runs
+                if q1.returncode != 0 and "cannot run sharded" in q1.stderr:
+                    sharded = False
+                    break
+                if (q0.returncode == 0) != (q1.returncode == 0):
+                    problems.append("%s: exit status %d (%s), with --ranks %d: %d (%s)" % (
+                        sizes, q0.returncode, q0.stderr.strip()[-300:], self.a.ranks, q1.returncode,
+                        q1.stderr.strip()[-300:]))
+                    continue
+                for f in sorted(os.listdir(d0)) if q0.returncode == 0 else []:
+                    a, b = np.load(os.path.join(d0, f)), np.load(os.path.join(d1, f))
+                    if a.shape != b.shape:
+                        problems.append("%s: %s has shape %s, with --ranks: %s" % (sizes, f, a.shape, b.shape))
+                    elif a.dtype.kind == "f":
+                        with np.errstate(invalid="ignore"):  # inf - inf: equal infinities pass as a == b
+                            bad = ~((np.isnan(a) & np.isnan(b)) | (a == b) |
+                                    (np.abs(a.astype(np.float64) - b) <= tol + tol * np.abs(a.astype(np.float64))))
+                        if bad.any():
+                            i = int(np.argmax(bad.ravel()))
+                            problems.append("%s: %s[%d]: %r, with --ranks: %r" % (sizes, f, i, a.ravel()[i], b.ravel()[i]))
+                    elif not np.array_equal(a, b):
+                        i = int(np.argmax((a != b).ravel()))
+                        problems.append("%s: %s[%d]: %r, with --ranks: %r" % (sizes, f, i, a.ravel()[i], b.ravel()[i]))
+            if not sharded or not blocks:
+                continue
+            res["programs"] += 1
+            if problems:
+                d = os.path.join(self.out, "mismatch-%d-%s" % (res["seed"], name))
+                os.makedirs(d, exist_ok=True)
+                with open(os.path.join(d, "program.gdsl"), "w") as f:
+                    f.write(head + chunk)
+                with open(os.path.join(d, "report.txt"), "w") as f:
+                    f.write("seed %d, entry %s: plain against --ranks %d (C backend)\n" % (res["seed"], name, self.a.ranks))
+                    f.write("commands: %s -e %s --backend=c --random SIZES --seed K --out DIR/ [--ranks %d]\n" % (
+                        exe, name, self.a.ranks))
+                    f.write("\n".join(problems) + "\n")
+                res["mismatches"].append((name, [(0, problems[0], problems[0], name)], d))
+
     def runtime_lib(self):
         """libgpuc_runtime.a beside gpuc: an install prefix (bin/, lib/) or a build (driver/, runtime/)."""
         top = os.path.dirname(os.path.dirname(self.gpuc))
@@ -208,6 +288,9 @@ class Runner:
             return res
         if self.a.shard:
             self.shard_file(path, text, res)
+            return res
+        if self.a.ranks:
+            self.ranks_file(path, text, res)
             return res
         p = subprocess.run(self.test_cmd(path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            errors="replace")
@@ -306,12 +389,13 @@ class Runner:
                         self.mismatches += 1
                         self.log("MISMATCH: seed %d entry %s: %s\n  saved in %s" % (res["seed"], name, fl[0][2], d))
                         found.append((d, name))
-        if a.reduce_seconds > 0 and not a.shard:
+        if a.reduce_seconds > 0 and not (a.shard or a.ranks):
             for d, name in found:
                 self.reduce_one(d, name)
         self.log("%d programs, %d mismatches, %d generator failures, %d crashes (%d files, seed %d, backend %s%s, "
                  "output in %s)" % (self.programs, self.mismatches, self.rejected, self.crashes, k, a.seed,
-                                    a.backend, ", sharded" if a.shard else "", self.out))
+                                    a.backend, ", sharded" if a.shard else ", --ranks %d" % a.ranks if a.ranks else "",
+                                    self.out))
         print("%d programs, %d mismatches" % (self.programs, self.mismatches))
         return 0 if not (self.mismatches or self.rejected or self.crashes) else 1
 
@@ -332,7 +416,12 @@ def main():
     ap.add_argument("--big", action="store_true", help="occasionally inputs of 2^20+3 elements")
     ap.add_argument("--shard", action="store_true", help="compare the entries gpuc can shard, sharded (C: "
                     "1, 2, 3 and 8 ranks as threads; cuda: one NCCL rank) against themselves unsharded")
+    ap.add_argument("--ranks", type=int, default=0, help="compare each entry's executable run plainly and with "
+                    "--ranks N (C backend, N threads) on the same --random inputs")
     a = ap.parse_args()
+    if a.ranks and (a.shard or a.backend != "c" or a.ranks < 1):
+        print("run.py: error: --ranks N (N >= 1) runs on the C backend, without --shard", file=sys.stderr)
+        return 2
     if not os.access(a.gpuc, os.X_OK):
         print("run.py: error: no gpuc at '%s' (build it, or give --gpuc)" % a.gpuc, file=sys.stderr)
         return 2
