@@ -27,6 +27,12 @@ once with --ranks N (runner/rn_ranks.c: the inputs split by rows over N
 threads, the sharded entry, the results gathered), and the .npy results
 must agree (integers exactly, floats as --shard's tolerances; both runs
 failing counts as agreeing); entries the runner cannot shard are skipped.
+With --python, step 2 is instead difftest/python_side.py under --python-exe
+(an interpreter with the gpuc package and NumPy): every entry and export
+instance called from Python on NumPy inputs against the file's executable on
+the same inputs as .npy components (--backend=c: the package's C backend,
+results within 1e-12; cuda: the package on the GPU, within the tolerances
+above).
 Prints one line per problem and per finished file and, last,
     N programs, M mismatches, G generator failures, C crashes
 (a program is one entry); exit status 0 only when M, G and C are all 0.
@@ -261,6 +267,41 @@ class Runner:
                     f.write("\n".join(problems) + "\n")
                 res["mismatches"].append((name, [(0, problems[0], problems[0], name)], d))
 
+    def python_file(self, path, text, res):
+        """--python: difftest/python_side.py on the file and its executable."""
+        exe = path[:-len(".gdsl")]
+        p = subprocess.run([self.gpuc, path, "--arch=none", "-o", exe], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace")
+        if p.returncode != 0:
+            res["crashes"].append("gpuc %s -o %s: exit status %d: %s" % (path, exe, p.returncode, p.stdout[-2000:]))
+            return
+        d = exe + "-py"
+        os.makedirs(d, exist_ok=True)
+        env = dict(os.environ, GPUC=self.gpuc)
+        cmd = [self.a.python_exe, os.path.join(ROOT, "difftest", "python_side.py"), path, exe, d, self.a.backend]
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                               env=env, timeout=900)
+        except subprocess.TimeoutExpired:
+            res["crashes"].append("%s: no end in 900 s" % " ".join(cmd))
+            return
+        summary = re.search(r"(?m)^python_side: (\d+) entries, (\d+) differ$", p.stdout)
+        if p.returncode not in (0, 1) or not summary:
+            res["crashes"].append("%s: exit status %d: %s" % (" ".join(cmd), p.returncode, p.stdout[-2000:]))
+            return
+        res["programs"] = int(summary.group(1))
+        head, entries = split_entries(text)
+        for name, why in re.findall(r"(?m)^DIFF (\w+): (.*)$", p.stdout):
+            base = re.sub(r"_x\d+$", "", name)
+            dd = os.path.join(self.out, "mismatch-%d-%s" % (res["seed"], name))
+            os.makedirs(dd, exist_ok=True)
+            with open(os.path.join(dd, "program.gdsl"), "w") as f:
+                f.write(head + entries.get(base, ""))
+            with open(os.path.join(dd, "report.txt"), "w") as f:
+                f.write("seed %d, entry %s: Python (%s backend) against the executable\ncommand: %s\n%s\n" % (
+                    res["seed"], name, self.a.backend, " ".join(cmd), why))
+            res["mismatches"].append((name, [(0, why, why, name)], dd))
+
     def runtime_lib(self):
         """libgpuc_runtime.a beside gpuc: an install prefix (bin/, lib/) or a build (driver/, runtime/)."""
         top = os.path.dirname(os.path.dirname(self.gpuc))
@@ -291,6 +332,9 @@ class Runner:
             return res
         if self.a.ranks:
             self.ranks_file(path, text, res)
+            return res
+        if self.a.python:
+            self.python_file(path, text, res)
             return res
         p = subprocess.run(self.test_cmd(path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            errors="replace")
@@ -389,12 +433,13 @@ class Runner:
                         self.mismatches += 1
                         self.log("MISMATCH: seed %d entry %s: %s\n  saved in %s" % (res["seed"], name, fl[0][2], d))
                         found.append((d, name))
-        if a.reduce_seconds > 0 and not (a.shard or a.ranks):
+        if a.reduce_seconds > 0 and not (a.shard or a.ranks or a.python):
             for d, name in found:
                 self.reduce_one(d, name)
         self.log("%d programs, %d mismatches, %d generator failures, %d crashes (%d files, seed %d, backend %s%s, "
                  "output in %s)" % (self.programs, self.mismatches, self.rejected, self.crashes, k, a.seed,
-                                    a.backend, ", sharded" if a.shard else ", --ranks %d" % a.ranks if a.ranks else "",
+                                    a.backend, ", sharded" if a.shard else ", --ranks %d" % a.ranks if a.ranks else
+                                    ", from Python" if a.python else "",
                                     self.out))
         print("%d programs, %d mismatches" % (self.programs, self.mismatches))
         return 0 if not (self.mismatches or self.rejected or self.crashes) else 1
@@ -418,7 +463,16 @@ def main():
                     "1, 2, 3 and 8 ranks as threads; cuda: one NCCL rank) against themselves unsharded")
     ap.add_argument("--ranks", type=int, default=0, help="compare each entry's executable run plainly and with "
                     "--ranks N (C backend, N threads) on the same --random inputs")
+    ap.add_argument("--python", action="store_true", help="call every entry from Python (the gpuc package) "
+                    "and compare with the executable on the same inputs")
+    venv_python = os.path.join(ROOT, "build", "python-venv", "bin", "python")
+    ap.add_argument("--python-exe", default=venv_python if os.access(venv_python, os.X_OK) else sys.executable,
+                    help="the interpreter with the gpuc package for --python (default: build/python-venv's, "
+                    "which scripts/test makes, else this one)")
     a = ap.parse_args()
+    if sum(map(bool, (a.shard, a.ranks, a.python))) > 1:
+        print("run.py: error: --shard, --ranks and --python are separate modes: give one", file=sys.stderr)
+        return 2
     if a.ranks and (a.shard or a.backend != "c" or a.ranks < 1):
         print("run.py: error: --ranks N (N >= 1) runs on the C backend, without --shard", file=sys.stderr)
         return 2
