@@ -123,6 +123,26 @@ class Runner:
                 return text, rejected, crashes
         return None, rejected, crashes
 
+    def build_exe(self, path, res):
+        """The file's executable (C backend only), or None with the failure counted as a crash."""
+        exe = path[:-len(".gdsl")]
+        p = subprocess.run([self.gpuc, path, "--arch=none", "-o", exe], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace")
+        if p.returncode != 0:
+            res["crashes"].append("gpuc %s -o %s: exit status %d: %s" % (path, exe, p.returncode, p.stdout[-2000:]))
+            return None
+        return exe
+
+    def mismatch(self, res, name, program, line, report):
+        """A difference found by --shard, --ranks or --python: saved as OUT/mismatch-SEED-ENTRY/."""
+        d = os.path.join(self.out, "mismatch-%d-%s" % (res["seed"], name))
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "program.gdsl"), "w") as f:
+            f.write(program)
+        with open(os.path.join(d, "report.txt"), "w") as f:
+            f.write("seed %d, entry %s: %s\n" % (res["seed"], name, report))
+        res["mismatches"].append((name, [(0, line, line, name)], d))
+
     def shard_file(self, path, text, res):
         """--shard: the entries ir_shard accepts, sharded against unsharded by
         shard_check.c; entries computing in f32 are built apart, with f32's
@@ -180,30 +200,20 @@ class Runner:
                     res["crashes"].append("%s: exit status %d: %s" % (base, p.returncode, p.stdout[-2000:]))
                 for name in failed:
                     lines = [l for l in p.stdout.splitlines() if l.startswith("MISMATCH %s:" % name)]
-                    line = lines[0] if lines else "%s: FAILED" % name
-                    d = os.path.join(self.out, "mismatch-%d-%s" % (res["seed"], name))
-                    os.makedirs(d, exist_ok=True)
-                    with open(os.path.join(d, "program.gdsl"), "w") as f:
-                        f.write(head + chosen[name])
-                    with open(os.path.join(d, "report.txt"), "w") as f:
-                        f.write("seed %d, entry %s, sharded against unsharded (%s)\n" % (
-                            res["seed"], name, "GPU, one NCCL rank" if cuda else "C backend, threads"))
-                        f.write("commands:\n  %s\n  %s\n  %s\n" % (" ".join(steps[0]), " ".join(steps[1]), base))
-                        f.write("\n".join(lines) + "\n" if lines else
-                                "(no detail: shard_check prints the first 8 differences of a build; run the commands "
-                                "on a file of this entry alone)\n")
-                    res["mismatches"].append((name, [(0, line, line, name)], d))
+                    self.mismatch(res, name, head + chosen[name], lines[0] if lines else "%s: FAILED" % name,
+                                  "sharded against unsharded (%s)\ncommands:\n  %s\n  %s\n  %s\n%s" % (
+                                      "GPU, one NCCL rank" if cuda else "C backend, threads", " ".join(steps[0]),
+                                      " ".join(steps[1]), base, "\n".join(lines) if lines else
+                                      "(no detail: shard_check prints the first 8 differences of a build; run the "
+                                      "commands on a file of this entry alone)"))
 
     def ranks_file(self, path, text, res):
         """--ranks N: each entry's executable run plain and with --ranks N on the
         same --random inputs, the .npy results compared."""
         import numpy as np  # here only: the other modes need the standard library alone
         head, entries = split_entries(text)
-        exe = path[:-len(".gdsl")]
-        p = subprocess.run([self.gpuc, path, "--arch=none", "-o", exe], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, errors="replace")
-        if p.returncode != 0:
-            res["crashes"].append("gpuc %s -o %s: exit status %d: %s" % (path, exe, p.returncode, p.stdout[-2000:]))
+        exe = self.build_exe(path, res)
+        if not exe:
             return
         res["programs"] = 0
         for name, chunk in entries.items():
@@ -256,24 +266,15 @@ class Runner:
                 continue
             res["programs"] += 1
             if problems:
-                d = os.path.join(self.out, "mismatch-%d-%s" % (res["seed"], name))
-                os.makedirs(d, exist_ok=True)
-                with open(os.path.join(d, "program.gdsl"), "w") as f:
-                    f.write(head + chunk)
-                with open(os.path.join(d, "report.txt"), "w") as f:
-                    f.write("seed %d, entry %s: plain against --ranks %d (C backend)\n" % (res["seed"], name, self.a.ranks))
-                    f.write("commands: %s -e %s --backend=c --random SIZES --seed K --out DIR/ [--ranks %d]\n" % (
-                        exe, name, self.a.ranks))
-                    f.write("\n".join(problems) + "\n")
-                res["mismatches"].append((name, [(0, problems[0], problems[0], name)], d))
+                self.mismatch(res, name, head + chunk, problems[0],
+                              "plain against --ranks %d (C backend)\ncommands: %s -e %s --backend=c --random SIZES "
+                              "--seed K --out DIR/ [--ranks %d]\n%s" % (self.a.ranks, exe, name, self.a.ranks,
+                                                                         "\n".join(problems)))
 
     def python_file(self, path, text, res):
         """--python: difftest/python_side.py on the file and its executable."""
-        exe = path[:-len(".gdsl")]
-        p = subprocess.run([self.gpuc, path, "--arch=none", "-o", exe], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, errors="replace")
-        if p.returncode != 0:
-            res["crashes"].append("gpuc %s -o %s: exit status %d: %s" % (path, exe, p.returncode, p.stdout[-2000:]))
+        exe = self.build_exe(path, res)
+        if not exe:
             return
         d = exe + "-py"
         os.makedirs(d, exist_ok=True)
@@ -293,14 +294,9 @@ class Runner:
         head, entries = split_entries(text)
         for name, why in re.findall(r"(?m)^DIFF (\w+): (.*)$", p.stdout):
             base = re.sub(r"_x\d+$", "", name)
-            dd = os.path.join(self.out, "mismatch-%d-%s" % (res["seed"], name))
-            os.makedirs(dd, exist_ok=True)
-            with open(os.path.join(dd, "program.gdsl"), "w") as f:
-                f.write(head + entries.get(base, ""))
-            with open(os.path.join(dd, "report.txt"), "w") as f:
-                f.write("seed %d, entry %s: Python (%s backend) against the executable\ncommand: %s\n%s\n" % (
-                    res["seed"], name, self.a.backend, " ".join(cmd), why))
-            res["mismatches"].append((name, [(0, why, why, name)], dd))
+            self.mismatch(res, name, head + entries.get(base, ""), why,
+                          "Python (%s backend) against the executable\ncommand: %s\n%s" % (
+                              self.a.backend, " ".join(cmd), why))
 
     def runtime_lib(self):
         """libgpuc_runtime.a beside gpuc: an install prefix (bin/, lib/) or a build (driver/, runtime/)."""
