@@ -728,7 +728,20 @@ class Gen:
         """A type template: exports instantiate it at other types."""
         r = self.r
         en.params.append(("x", "T[n]", "{T}[{n}]", None, ("n",)))
-        if r.random() < 0.3:  # float templates: std/math's T: float functions and float-only builtins
+        k = r.random()
+        if k < 0.2:  # T: type: moved, gathered and filtered, never computed on (tuples and structs too)
+            self.fns["Rec_f32_i64"] = "struct Rec_f32_i64 { a: f32, b: i64 }"
+            en.tkinds = SCALARS + ["(f32, i32)", "(u64, bool, f64)", "Rec_f32_i64"]
+            en.tdefault = r.choice(en.tkinds)
+            en.tparams = "T: type = %s" % en.tdefault
+            body = r.choice([("x[n - 1 - iota(n)]", "T[n]"), ("x[(iota(n) * 3) % n]", "T[n]"),
+                             ("scatter(x, n - 1 - iota(n), x)", "T[n]"), ("keep", "T[_]")])
+            if body[0] == "keep":
+                en.params.append(("keep", "bool[n]", "bool[{n}]", "bool", ("n",)))
+                body = ("map(|p| p.0, filter(|p| p.1, zip(x, keep)))", "T[_]")
+            en.result = body
+            return
+        if k < 0.45:  # float templates: std/math's T: float functions and float-only builtins
             en.tkinds = FLOATS
             en.tdefault = r.choice(FLOATS)
             en.tparams = "T: float = %s" % en.tdefault
