@@ -8,8 +8,9 @@ For every entry of the module (export instances too) and the sizes of the
 first three `//! test` blocks of its entry in FILE: draws inputs with NumPy
 (in the ranges of the block's `random` lines, else floats in [-1, 1],
 integers in -100..100 or 0..1000; bools), calls the
-entry from Python with them as a user would (arrays, structured arrays for
-arrays of structs, tuples of arrays for arrays of tuples, Python scalars),
+entry from Python with them as a user would (arrays, some of them strided
+views or in Fortran order, structured arrays for arrays of structs, tuples
+of arrays for arrays of tuples, Python scalars),
 writes the same inputs as one .npy file a component, runs
 `EXE -e ENTRY --backend=c --in COMPONENT=FILE... --out DIR/`, and compares
 each result component: integers and bools exactly, floats within 1e-12
@@ -45,6 +46,19 @@ def draw(kind, shape, rng, span):
         _types.DTYPES[kind])
 
 
+def layout(a, rng):
+    """The same values as a user might hold them: as they are, every other
+    element of a larger array (1-D), or in Fortran order (2-D)."""
+    k = rng.integers(0, 3)
+    if k == 1 and a.ndim == 1:
+        wide = np.zeros(2 * a.shape[0], dtype=a.dtype)
+        wide[::2] = a
+        return wide[::2]
+    if k == 1 and a.ndim == 2:
+        return np.asfortranarray(a)
+    return a
+
+
 def inputs(t, sizes, rng, span):
     """(the Python argument, {component suffix: array}) for a parameter of type t;
     span: the block's `in LO .. HI` for it, or None."""
@@ -54,7 +68,7 @@ def inputs(t, sizes, rng, span):
     if isinstance(t, _types.Scalar):
         return comps[""][()].item(), comps
     if isinstance(t, _types.Array) and isinstance(t.elem, _types.Scalar):
-        return comps[""], comps
+        return layout(comps[""], rng), comps
     if isinstance(t, _types.Array) and isinstance(t.elem, _types.Struct):
         value = np.zeros(comps[_types.leaves(t)[0][0]].shape, dtype=_types.numpy_dtype(t.elem))
         for name, sub in t.elem.fields:
