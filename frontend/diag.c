@@ -103,8 +103,34 @@ static const Source *find_source(const char *file)
     return NULL;
 }
 
-/* Print line `line` of s and a caret under column `col`. Control bytes are
- * shown as spaces so the caret stays aligned and the terminal stays sane. */
+/* The length of the valid UTF-8 sequence at q (before end): 1 for ASCII,
+ * 2 to 4 for a well-formed multi-byte character, 0 for a byte that starts
+ * none (overlong forms, surrogates and stray continuation bytes included). */
+static int utf8_length(const unsigned char *q, const unsigned char *end)
+{
+    if (q[0] < 0x80) {
+        return 1;
+    }
+    int n = q[0] >= 0xC2 && q[0] <= 0xDF ? 2 : q[0] >= 0xE0 && q[0] <= 0xEF ? 3 : q[0] >= 0xF0 && q[0] <= 0xF4 ? 4 : 0;
+    if (n == 0 || end - q < n) {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((q[i] & 0xC0) != 0x80) {
+            return 0;
+        }
+    }
+    if ((q[0] == 0xE0 && q[1] < 0xA0) || (q[0] == 0xED && q[1] >= 0xA0) || (q[0] == 0xF0 && q[1] < 0x90) ||
+        (q[0] == 0xF4 && q[1] >= 0x90)) {
+        return 0;
+    }
+    return n;
+}
+
+/* Print line `line` of s and a caret under column `col` (a byte column, as
+ * the locations count). Control bytes are shown as spaces and bytes that are
+ * not UTF-8 as '?', one column each, so the terminal stays sane; a UTF-8
+ * character is one column, so the caret stays under the byte it names. */
 static void show_line(FILE *out, const Source *s, int line, int col)
 {
     const char *p = s->text, *end = s->text + s->len;
@@ -125,13 +151,22 @@ static void show_line(FILE *out, const Source *s, int line, int col)
     if (e - p > 500) {
         return; /* a huge line helps nobody */
     }
-    for (const char *q = p; q < e; q++) {
-        unsigned char ch = (unsigned char)*q;
-        fputc(ch == '\t' ? '\t' : (ch < 32 || ch == 127) ? ' ' : ch, out);
+    const unsigned char *b = (const unsigned char *)p, *be = (const unsigned char *)e;
+    for (const unsigned char *q = b; q < be;) {
+        int n = utf8_length(q, be);
+        if (n > 1) {
+            fwrite(q, 1, (size_t)n, out);
+            q += n;
+            continue;
+        }
+        fputc(*q == '\t' ? '\t' : n == 0 ? '?' : (*q < 32 || *q == 127) ? ' ' : *q, out);
+        q++;
     }
     fputc('\n', out);
-    for (int i = 1; i < col && p + i - 1 < e; i++) {
-        fputc(p[i - 1] == '\t' ? '\t' : ' ', out);
+    for (const unsigned char *q = b; q < b + col - 1 && q < be;) {
+        int n = utf8_length(q, be);
+        fputc(*q == '\t' ? '\t' : ' ', out);
+        q += n > 1 ? n : 1;
     }
     fputs("^\n", out);
 }
