@@ -16,7 +16,7 @@ writes the same inputs as one .npy file a component, runs
 each result component: integers and bools exactly, floats within 1e-12
 relative (BACKEND c: the same generated C on both sides) or 2e-3 / 1e-9 (f32
 in the entry / f64 only; BACKEND cuda: the GPU against the C backend); a
-Python exception and a failed run agree only when both fail.
+gpuc.ExecutionError and a failed run agree only for an index out of bounds.
 
 Prints one line per entry, `ok ENTRY N` or `DIFF ENTRY: what`, and last
 `python_side: N entries, M differ`; exit status 0 only when none differs.
@@ -168,6 +168,9 @@ def main():
             except gpuc.ExecutionError as e:
                 if run.returncode == 0:
                     problem = "%s: Python raised %s; the executable succeeded" % (block, e)
+                    break
+                if "out of bounds" not in run.stderr:  # both may fail for an index out of bounds only
+                    problem = "%s: Python raised %s; the executable failed: %s" % (block, e, run.stderr.strip()[-300:])
                     break
                 continue
             except Exception as e:  # a wrong argument or result conversion: what this looks for
