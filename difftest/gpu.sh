@@ -39,7 +39,8 @@ if [ "${3:-60}" != 0 ]; then
 fi
 if [ "${4:-60}" != 0 ]; then
   gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
-  python3 "$root/difftest/run.py" --gpuc "$gpuc" --backend=cuda --ranks "$((gpus > 0 ? gpus : 1))" \
+  [ "$gpus" -gt 0 ] || gpus=1
+  python3 "$root/difftest/run.py" --gpuc "$gpuc" --backend=cuda --ranks "$gpus" \
     --seed "${SEED:-1}" --seconds "${4:-60}" --jobs "${2:-8}" --out "$out/difftest-ranks" | tee "$out-ranks.log"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   last="$last; --ranks $gpus: $(tail -n 2 "$out-ranks.log" | head -n 1)"

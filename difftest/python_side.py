@@ -31,6 +31,7 @@ import numpy as np
 
 import gpuc
 from gpuc import _types
+from run import tolerance  # difftest/run.py, beside this file
 
 ELEMENT_LIMIT = 1 << 21   # blocks past this many elements are left to the other modes
 
@@ -135,8 +136,7 @@ def main():
         # each block: its sizes and the ranges its inputs are drawn from (the generator's intent:
         # cross-entropy targets in 0 .. m, say)
         blocks = re.findall(r"(?ms)^//! test \w+: ([^\n]*)\n(.*?)(?=^//! test |\Z)", chunk)[:3]
-        f32 = "f32" in chunk or "f32" in entry.signature_text()
-        tol = 1e-12 if backend == "c" else (2e-3 if f32 else 1e-9)
+        tol = 1e-12 if backend == "c" else tolerance(chunk + entry.signature_text())
         problem, ran = None, 0
         for k, (block, body) in enumerate(blocks):
             sizes = dict(kv.split("=") for kv in block.split())

@@ -27,7 +27,8 @@ once with --ranks N (runner/rn_ranks.c: the inputs split by rows over N
 threads, the sharded entry, the results gathered; with --backend=cuda one
 thread a GPU over NCCL, so N at most the GPUs), and the .npy results
 must agree (integers exactly, floats as --shard's tolerances; both runs
-failing counts as agreeing); entries the runner cannot shard are skipped.
+may fail only for an index out of bounds); entries the runner cannot shard
+are skipped.
 With --python, step 2 is instead difftest/python_side.py under --python-exe
 (an interpreter with the gpuc package and NumPy): every entry and export
 instance called from Python on NumPy inputs against the file's executable on
@@ -55,6 +56,13 @@ import reduce as reducer  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARD_CHECK = os.path.join(ROOT, "tests", "shard", "Inputs", "shard_check.c")
 SHARD_GPU_CHECK = os.path.join(ROOT, "tests", "gpu", "shard_gpu_check.cu")
+
+
+def tolerance(text):
+    """Relative and absolute float tolerance of --shard and --ranks: f32's for
+    any program text computing in f32 (its f64 results too: an f32 sum grouped
+    by ranks rounds differently), else f64's."""
+    return 2e-3 if "f32" in text else 1e-9
 FAIL_RE = re.compile(r"^(.*?):(\d+): test (\w+)(?:: [^:]*)?: FAIL: (.*)$")
 
 
@@ -147,10 +155,9 @@ class Runner:
 
     def shard_file(self, path, text, res):
         """--shard: the entries ir_shard accepts, sharded against unsharded by
-        shard_check.c; entries computing in f32 are built apart, with f32's
-        tolerance for their f64 results too (an f32 sum grouped by ranks)."""
+        shard_check.c, built in one program per tolerance."""
         head, entries = split_entries(text)
-        groups = {True: {}, False: {}}
+        groups = {}  # tolerance -> {name: chunk}: built and checked apart
         one = path[:-len(".gdsl")] + "-one.gdsl"
         cuda = self.a.backend == "cuda"
         emit = "--emit=cuda-shard" if cuda else "--emit=c-shard"
@@ -161,23 +168,20 @@ class Runner:
             p = subprocess.run([self.gpuc, emit, one, "-o", one[:-len(".gdsl")] + ".c"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
             if p.returncode == 0:
-                groups["f32" in chunk][name] = chunk
+                groups.setdefault(tolerance(chunk), {})[name] = chunk
             elif p.returncode < 0 or p.returncode >= 70 or "internal error" in p.stderr:
                 res["crashes"].append("gpuc %s %s: exit status %d: %s" % (emit, one, p.returncode,
                                                                                      p.stderr.strip()[:2000]))
             elif "cannot shard" not in p.stderr:
                 res["rejected"].append((name, p.stderr.strip()[:2000]))
         res["programs"] = sum(len(g) for g in groups.values())
-        for f32, chosen in groups.items():
-            if not chosen:
-                continue
-            base = path[:-len(".gdsl")] + ("-shard-f32" if f32 else "-shard")
+        for tol, chosen in groups.items():
+            base = path[:-len(".gdsl")] + "-shard-%g" % tol
             with open(base + ".gdsl", "w") as f:
                 f.write(join_entries(head, chosen))
-            tol = "2e-3" if f32 else "1e-9"
             src = base + (".cu" if cuda else ".c")
             flags = ["-I" + os.path.join(ROOT, "runtime"), "-I" + os.path.dirname(SHARD_CHECK),
-                     '-DGPUC_SHARD_FILE="%s"' % src, "-DGPUC_SHARD_TOL_F32=" + tol, "-DGPUC_SHARD_TOL_F64=" + tol]
+                     '-DGPUC_SHARD_FILE="%s"' % src, "-DGPUC_SHARD_TOL_F32=%g" % tol, "-DGPUC_SHARD_TOL_F64=%g" % tol]
             if cuda:  # one rank of NCCL on the GPU: tests/gpu/shard_gpu.sh's build
                 build = [os.environ.get("NVCC", "nvcc"), "-std=c++17", "-O1", "-arch=" + (self.a.arch or "sm_90")] + \
                     flags + [SHARD_GPU_CHECK, self.runtime_lib(), "-ldl", "-lpthread", "-o", base]
@@ -220,7 +224,7 @@ class Runner:
             return
         res["programs"] = 0
         for name, chunk in entries.items():
-            tol = 2e-3 if "f32" in chunk else 1e-9
+            tol = tolerance(chunk)
             blocks = re.findall(r"(?m)^//! test %s: (.*)$" % name, chunk)[:3]
             sharded, problems = True, []
             for k, sizes in enumerate(blocks):
