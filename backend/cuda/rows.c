@@ -166,6 +166,36 @@ static void bind_col_reads(CuEmit *c, const IrStmt *s, const IrExpr *e, const Ir
     for (int i = 0; i < 3; i++) { bind_col_reads(c, s, e->a[i], vals, n, l); }
 }
 
+/* ROW COL VECTORS: the post's reads at the element's column (row_col_read:
+ * LayerNorm's weight and bias) for vector g_v of the row, as one 16-byte
+ * vector g_rd<i> of array `val`.  The big block's launcher has checked
+ * that every row starts on a 16-byte boundary, so it reads the vector
+ * directly.  Elsewhere the vector's first column, g_cb + g_head + g_v * V
+ * in a cluster's part, may be unaligned (rows whose length is not a
+ * multiple of V): one 16-byte load where it is aligned, else V scalar
+ * loads (all in bounds: vector g_v is in the row, and the array is as
+ * long as the row).  Scalar reads with the bounds check cost, at rows of
+ * 262144 (the weight and bias past L1), four L2 requests of 16 sectors a
+ * warp for every 16-byte vector of the row; -DGPUC_ROW_COL_VECTORS=0 keeps
+ * the scalar loads (a comparison). */
+static void row_col_vector(CuEmit *c, IrKernel *k, const IrValue *val, int i) {
+    BeBuf *b = c->b;
+    const char *tn = ir_scalar_name(val->elem);
+    if (row_big_variant) {
+        be_line(b, "const gpuc_v16_%s g_rd%d = ((const gpuc_v16_%s *)%s)[g_v];  /* the post reads it at the element's column */", tn, i, tn, be_vname(val));
+        return;
+    }
+    be_line(b, "gpuc_v16_%s g_rd%d;  /* the post reads it at the element's column */", tn, i);
+    be_line(b, "{");
+    be_line(b, "    const %s *g_rp = %s + %sg_head + g_v * %d;", ct(val->elem), be_vname(val), row_cluster_variant ? "g_cb + " : "", k->vec);
+    be_line(b, "    if (GPUC_ROW_COL_VECTORS && ((uintptr_t)g_rp & 15u) == 0) {");
+    be_line(b, "        g_rd%d = *(const gpuc_v16_%s *)g_rp;", i, tn);
+    be_line(b, "    } else {");
+    for (int l = 0; l < k->vec; l++) { be_line(b, "        g_rd%d.v[%d] = g_rp[%d];", i, l, l); }
+    be_line(b, "    }");
+    be_line(b, "}");
+}
+
 /* What row_vector does with an element of the row. */
 typedef enum {
     ROW_FOLD,   /* phase 1: fold into the accumulators */
@@ -187,13 +217,10 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
     be_line(b, "if (g_v < %s) {", lim);
     b->indent++;
     const IrValue *reads[ROW_BIG_READS];
-    int nreads = post && row_big_variant ? row_big_reads(k, reads) : 0;
+    int nreads = post ? row_big_reads(k, reads) : 0;
     if (post) {
         for (int r = 0; r < s->post->nres; r++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[nred + r]->elem), r); }
-        for (int i = 0; i < nreads; i++) {
-            const char *tn = ir_scalar_name(reads[i]->elem);
-            be_line(b, "const gpuc_v16_%s g_rd%d = ((const gpuc_v16_%s *)%s)[g_v];  /* the post reads it at the element's column */", tn, i, tn, be_vname(reads[i]));
-        }
+        for (int i = 0; i < nreads; i++) { row_col_vector(c, k, reads[i], i); }
     }
     for (int l = 0; l < V; l++) {
         be_line(b, "{ /* lane %d */", l);
@@ -969,6 +996,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (st.on) { row_bulk_helpers(c); }
     if (row_pair_ok(k)) {
         be_printf(b, "#ifndef GPUC_ROW_PAIR_FOLD\n#define GPUC_ROW_PAIR_FOLD 1  /* -DGPUC_ROW_PAIR_FOLD=0: the online softmax pair folded per element (a comparison) */\n#endif\n");
+    }
+    const IrValue *col_reads[ROW_BIG_READS];
+    if (!row_big_variant && s->post && k->vectorize && row_big_reads(k, col_reads) > 0) {
+        be_printf(b, "#ifndef GPUC_ROW_COL_VECTORS\n#define GPUC_ROW_COL_VECTORS 1  /* -DGPUC_ROW_COL_VECTORS=0: the post's reads at the column as scalars (a comparison; rows.c, grep \"ROW COL VECTORS\") */\n#endif\n");
     }
     if (row_pair_bounded(k)) {
         be_printf(b, "#ifndef GPUC_ROW_PAIR_BLOCKS\n#define GPUC_ROW_PAIR_BLOCKS 2  /* blocks of 512 threads an SM the pair kernel's registers leave room for (64 a thread); 0: no bound */\n#endif\n");
