@@ -154,21 +154,21 @@ int row_big_reads(const IrKernel *k, const IrValue **vals) {
 }
 
 /* Bind each column read of e (row_col_read, of arrays `vals`) to lane l of
- * its vector g_rd<array>, loaded by row_vector. */
-static void bind_col_reads(CuEmit *c, const IrStmt *s, const IrExpr *e, const IrValue **vals, int n, int l) {
+ * its vector `rd`<array>, loaded by row_uses. */
+static void bind_col_reads(CuEmit *c, const IrStmt *s, const IrExpr *e, const IrValue **vals, int n, const char *rd, int l) {
     if (!e) { return; }
     if (row_col_read(s, e)) {
         for (int i = 0; i < n; i++) {
-            if (vals[i] == e->val) { be_expr_bind(&c->x, e, be_strf(&c->x, "g_rd%d.v[%d]", i, l)); }
+            if (vals[i] == e->val) { be_expr_bind(&c->x, e, be_strf(&c->x, "%s%d.v[%d]", rd, i, l)); }
         }
         return;
     }
-    for (int i = 0; i < 3; i++) { bind_col_reads(c, s, e->a[i], vals, n, l); }
+    for (int i = 0; i < 3; i++) { bind_col_reads(c, s, e->a[i], vals, n, rd, l); }
 }
 
 /* ROW COL VECTORS: the post's reads at the element's column (row_col_read:
- * LayerNorm's weight and bias) for vector g_v of the row, as one 16-byte
- * vector g_rd<i> of array `val`.  The big block's launcher has checked
+ * LayerNorm's weight and bias) for vector v of the row (an expression), as
+ * one 16-byte vector `name` (declared by the caller) of array `val`.  The big block's launcher has checked
  * that every row starts on a 16-byte boundary, so it reads the vector
  * directly.  Elsewhere the vector's first column, g_cb + g_head + g_v * V
  * in a cluster's part, may be unaligned (rows whose length is not a
@@ -178,23 +178,28 @@ static void bind_col_reads(CuEmit *c, const IrStmt *s, const IrExpr *e, const Ir
  * 262144 (the weight and bias past L1), four L2 requests of 16 sectors a
  * warp for every 16-byte vector of the row; -DGPUC_ROW_COL_VECTORS=0 keeps
  * the scalar loads (a comparison). */
-static void row_col_vector(CuEmit *c, IrKernel *k, const IrValue *val, int i) {
+static void row_col_vector(CuEmit *c, IrKernel *k, const IrValue *val, const char *name, const char *v) {
     BeBuf *b = c->b;
     const char *tn = ir_scalar_name(val->elem);
     if (row_big_variant) {
-        be_line(b, "const gpuc_v16_%s g_rd%d = ((const gpuc_v16_%s *)%s)[g_v];  /* the post reads it at the element's column */", tn, i, tn, be_vname(val));
+        be_line(b, "%s = ((const gpuc_v16_%s *)%s)[%s];", name, tn, be_vname(val), v);
         return;
     }
-    be_line(b, "gpuc_v16_%s g_rd%d;  /* the post reads it at the element's column */", tn, i);
-    be_line(b, "{");
-    be_line(b, "    const %s *g_rp = %s + %sg_head + g_v * %d;", ct(val->elem), be_vname(val), row_cluster_variant ? "g_cb + " : "", k->vec);
-    be_line(b, "    if (GPUC_ROW_COL_VECTORS && ((uintptr_t)g_rp & 15u) == 0) {");
-    be_line(b, "        g_rd%d = *(const gpuc_v16_%s *)g_rp;", i, tn);
-    be_line(b, "    } else {");
-    for (int l = 0; l < k->vec; l++) { be_line(b, "        g_rd%d.v[%d] = g_rp[%d];", i, l, l); }
-    be_line(b, "    }");
+    be_line(b, "const %s *g_rp = %s + %sg_head + (%s) * %d;", ct(val->elem), be_vname(val), row_cluster_variant ? "g_cb + " : "", v, k->vec);
+    be_line(b, "if (GPUC_ROW_COL_VECTORS && ((uintptr_t)g_rp & 15u) == 0) {");
+    be_line(b, "    %s = *(const gpuc_v16_%s *)g_rp;", name, tn);
+    be_line(b, "} else {");
+    for (int l = 0; l < k->vec; l++) { be_line(b, "    %s.v[%d] = g_rp[%d];", name, l, l); }
     be_line(b, "}");
 }
+
+/* ROW COL VECTORS: how many vectors a lane of the post's column reads are
+ * loaded for at once, ahead of their use, so that their L2 latency is paid
+ * once per group rather than once per vector (at rows of 262144 a block's
+ * part of LayerNorm's weight and bias, 256 KiB, is past L1).  The big block
+ * (64 registers) and the register-only variant (80) keep one at a time. */
+#define ROW_COL_AHEAD 4
+static int row_col_ahead(int n) { return row_big_variant || row_regs_variant || n > ROW_COL_AHEAD ? 1 : n; }
 
 /* What row_vector does with an element of the row. */
 typedef enum {
@@ -209,7 +214,7 @@ typedef enum {
  * aligned element g_rb + g_head), element by element: see RowUse.  For
  * ROW_MAX and ROW_SUMEXP the map's results (x, w) are the online softmax
  * pair's (value, weight). */
-static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, const char *lim, char ***racc) {
+static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, const char *lim, const char *rd, char ***racc) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     int V = k->vec, nred = ir_stmt_red_width(s);
@@ -220,14 +225,13 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
     int nreads = post ? row_big_reads(k, reads) : 0;
     if (post) {
         for (int r = 0; r < s->post->nres; r++) { be_line(b, "gpuc_v16_%s g_w%d;", ir_scalar_name(s->outs[nred + r]->elem), r); }
-        for (int i = 0; i < nreads; i++) { row_col_vector(c, k, reads[i], i); }
     }
     for (int l = 0; l < V; l++) {
         be_line(b, "{ /* lane %d */", l);
         b->indent++;
         be_line(b, "const int64_t g_col = g_head + g_v * %d + %d;  (void)g_col;", V, l);
         int memo = c->x.nmemo;
-        for (int r = 0; nreads > 0 && r < s->post->nres; r++) { bind_col_reads(c, s, s->post->res[r], reads, nreads, l); }
+        for (int r = 0; nreads > 0 && r < s->post->nres; r++) { bind_col_reads(c, s, s->post->res[r], reads, nreads, rd, l); }
         c->x.idx[0] = "g_row";
         c->x.idx[1] = row_col;
         const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
@@ -292,13 +296,42 @@ static void row_loads(CuEmit *c, IrKernel *k, int n, const char *vb, const char 
 
 /* Use the vectors loaded by row_loads (see RowUse). */
 static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, RowUse use, const char *lim, char ***racc) {
-    for (int u = 0; u < n; u++) {
-        be_line(c->b, "{ /* unrolled copy %d of %d */", u + 1, n);
-        c->b->indent++;
-        be_line(c->b, "const %s g_v = %s;", row_narrow(vb) ? "int" : "int64_t", row_vidx(c, vb, u));
-        row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, lim, racc);
-        c->b->indent--;
-        be_line(c->b, "}");
+    BeBuf *b = c->b;
+    const IrValue *reads[ROW_BIG_READS];
+    int nreads = use == ROW_POST ? row_big_reads(k, reads) : 0;
+    int ahead = nreads > 0 ? row_col_ahead(n) : n;
+    for (int u0 = 0; u0 < n; u0 += ahead) {
+        int u1 = u0 + ahead < n ? u0 + ahead : n;
+        if (nreads > 0) {
+            /* the post's reads at the element's column, vectors u0 .. u1 - 1 (ROW COL VECTORS) */
+            be_line(b, "{");
+            b->indent++;
+            for (int u = u0; u < u1; u++) {
+                for (int i = 0; i < nreads; i++) { be_line(b, "gpuc_v16_%s g_rd%d_%d;", ir_scalar_name(reads[i]->elem), u, i); }
+                const char *v = row_vidx(c, vb, u);
+                be_line(b, "if (%s < %s) {", v, lim);
+                b->indent++;
+                for (int i = 0; i < nreads; i++) {
+                    if (!row_big_variant) { be_line(b, "{"); b->indent++; }
+                    row_col_vector(c, k, reads[i], be_strf(&c->x, "g_rd%d_%d", u, i), v);
+                    if (!row_big_variant) { b->indent--; be_line(b, "}"); }
+                }
+                b->indent--;
+                be_line(b, "}");
+            }
+        }
+        for (int u = u0; u < u1; u++) {
+            be_line(b, "{ /* unrolled copy %d of %d */", u + 1, n);
+            b->indent++;
+            be_line(b, "const %s g_v = %s;", row_narrow(vb) ? "int" : "int64_t", row_vidx(c, vb, u));
+            row_vector(c, k, be_strf(&c->x, "%s%d_", regs, u), use, lim, nreads > 0 ? be_strf(&c->x, "g_rd%d_", u) : NULL, racc);
+            b->indent--;
+            be_line(b, "}");
+        }
+        if (nreads > 0) {
+            b->indent--;
+            be_line(b, "}");
+        }
     }
 }
 

@@ -49,10 +49,7 @@ nvrtc_free_start() {
 check nvrtc_free_start nvrtc_free_start
 
 oom() {
-  cc -std=c11 -O1 -D_DEFAULT_SOURCE -DPROGRAM_C='"program.c"' -I"$root/runtime" -I"$root/runner" -I"$dev/gpu" \
-    -I"${GPUC_CUDA_HOME:-/usr/local/cuda}/include" \
-    "$root/tests/gpu/oom_midprogram.c" "$root"/runtime/rt_*.c "$root"/runner/rn_*.c -ldl -lpthread -lm \
-    -o "$out/oom_midprogram" && "$out/oom_midprogram" "$dev/gpu/oom.cu"
+  "$root/tests/gpu/oom_build.sh" "$dev/gpu" "$out/oom_midprogram" && "$out/oom_midprogram" "$dev/gpu/oom.cu"
 }
 check oom_midprogram oom
 

@@ -7,8 +7,8 @@
  *      and leave the context's live device memory where it was;
  *   2. grow(x, k = 1000) on the same context must then succeed with the
  *      right results, and again leave no device memory live.
- * Build (tests/gpu/check.sh does it): cc -std=c11 -DPROGRAM_C='"program.c"'
- *   -Iruntime -Irunner oom_midprogram.c runtime/rt_*.c runner/rn_*.c -ldl -lpthread -lm
+ * Build: tests/gpu/oom_build.sh DIR_OF_PROGRAM_C OUTPUT (tests/gpu/check.sh
+ *   does it on the GPU machine).
  * Usage: oom_midprogram KERNELS.cu   (the --emit=cuda output, compiled here
  * with NVRTC). Prints PASS/FAIL lines; exit status 0 when all pass. */
 #define main gpuc_generated_main
