@@ -410,6 +410,19 @@ static void row_stash_pass(CuEmit *c, IrKernel *k, bool fill, RowUse use, char *
     row_stash_pass_n(c, k, fill, use, fill ? st.fs : st.fr, racc);
 }
 
+/* Phase 2's stash vectors per lane at a time: row_stash's choice, but 4 in
+ * the cluster variant (NAME_cl) of a 4-byte row whose post reads arrays at
+ * the element's column (LayerNorm), so that 4 vectors' weight and bias
+ * loads are in flight at once (row_uses).  H200, rows of 262144,
+ * bench/try_rows.sh 2026-11-27: LayerNorm 1064.4 us at 1, 1067.6 at 2,
+ * 922.0 at 4; ptxas sm_90: 128 registers, no spills.  The stash kernel
+ * without clusters spilled 112 bytes at 4 and keeps row_stash's. */
+static int row_post_group(const IrKernel *k) {
+    const IrValue *reads[ROW_BIG_READS];
+    bool col = row_cluster_variant && !row_regs_variant && ir_scalar_size(k->stmt->ins[0]->elem) == 4 && row_big_reads(k, reads) > 0;
+    return col ? 4 : row_stash(k).fr;
+}
+
 /* Phase 2's pass over the stash, with -DGPUC_ROW_POST_VECTORS=N (1, 2 or
  * 4) N vectors per lane at a time instead of row_stash's choice: a
  * comparison (bench/try_rows.sh's sweep; LayerNorm's post also gathers the
@@ -425,8 +438,9 @@ static void row_stash_post_pass(CuEmit *c, IrKernel *k, char ***racc) {
         c->x.nmemo = memo;
     }
     be_printf(b, "#else\n");
-    be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", row_stash(k).fr);
-    row_stash_pass(c, k, false, ROW_POST, racc);
+    int n = row_post_group(k);
+    be_line(b, "/* the stash's vectors from shared memory, %d per lane at a time */", n);
+    row_stash_pass_n(c, k, false, ROW_POST, n, racc);
     be_printf(b, "#endif\n");
 }
 
