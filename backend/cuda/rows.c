@@ -1081,6 +1081,15 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
         be_printf(b, ")\n{\n");
         b->indent = 1;
+    } else if (row_regs_variant && !big) {
+        /* the register-only kernel's blocks per SM, -DGPUC_ROW_REGS_BLOCKS=N
+         * for all of them (a comparison: bench/try_rows.sh's rbN) */
+        be_printf(b, "#ifndef GPUC_ROW_REGS_MIN\n#ifdef GPUC_ROW_REGS_BLOCKS\n#define GPUC_ROW_REGS_MIN(d) GPUC_ROW_REGS_BLOCKS\n#else\n"
+                     "#define GPUC_ROW_REGS_MIN(d) d  /* the register-only row kernels' blocks per SM (rows.c, row_regs_min_blocks) */\n#endif\n#endif\n");
+        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d, GPUC_ROW_REGS_MIN(%d))\n%s(", k->block, min_blocks, k->name);
+        for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
+        be_printf(b, ")\n{\n");
+        b->indent = 1;
     } else {
         signature_min(c, k, &p, min_blocks);
     }
