@@ -61,6 +61,8 @@ void kp_add(CuEmit *c, KParams *p, const char *decl, const char *arg);
 void kp_free(KParams *p);
 void stmt_params(CuEmit *c, IrStmt *s, KParams *p);
 void signature_min(CuEmit *c, IrKernel *k, KParams *p, int min_blocks);
+/* The kernel's signature with `attrs` between `void` and its name. */
+void signature_attrs(CuEmit *c, IrKernel *k, KParams *p, const char *attrs);
 void signature(CuEmit *c, IrKernel *k, KParams *p);
 void kernel_comment(CuEmit *c, IrKernel *k);
 

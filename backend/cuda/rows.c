@@ -168,9 +168,9 @@ static void bind_col_reads(CuEmit *c, const IrStmt *s, const IrExpr *e, const Ir
 
 /* ROW COL VECTORS: the post's reads at the element's column (row_col_read:
  * LayerNorm's weight and bias) for vector v of the row (an expression), as
- * one 16-byte vector `name` (declared by the caller) of array `val`.  The big block's launcher has checked
- * that every row starts on a 16-byte boundary, so it reads the vector
- * directly.  Elsewhere the vector's first column, g_cb + g_head + g_v * V
+ * one 16-byte vector `name` (declared by the caller) of array `val`.  The
+ * big block's launcher has checked that every row starts on a 16-byte
+ * boundary, so it reads the vector directly.  Elsewhere the vector's first column, g_cb + g_head + g_v * V
  * in a cluster's part, may be unaligned (rows whose length is not a
  * multiple of V): one 16-byte load where it is aligned, else V scalar
  * loads (all in bounds: vector g_v is in the row, and the array is as
@@ -193,11 +193,13 @@ static void row_col_vector(CuEmit *c, IrKernel *k, const IrValue *val, const cha
     be_line(b, "}");
 }
 
-/* ROW COL VECTORS: how many vectors a lane of the post's column reads are
- * loaded for at once, ahead of their use, so that their L2 latency is paid
- * once per group rather than once per vector (at rows of 262144 a block's
- * part of LayerNorm's weight and bias, 256 KiB, is past L1).  The big block
- * (64 registers) and the register-only variant (80) keep one at a time. */
+/* ROW COL VECTORS: how many of a group of n vectors a lane have their
+ * column reads loaded at once, ahead of their use, so that their L2 latency
+ * is paid once per group rather than once per vector (at rows of 262144 a
+ * block's part of LayerNorm's weight and bias, 256 KiB, is past L1).  One
+ * at a time in the big block (64 registers), the register-only variant
+ * (80) and groups of more than 4 (the registers' 8 vectors a lane: loading
+ * ahead there spilled 76 bytes in LayerNorm's `_cl`, ptxas sm_90). */
 #define ROW_COL_AHEAD 4
 static int row_col_ahead(int n) { return row_big_variant || row_regs_variant || n > ROW_COL_AHEAD ? 1 : n; }
 
@@ -1066,10 +1068,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (cl) {
         /* __cluster_dims__ only where the device code has clusters (the host pass and sm_90 on) */
         be_printf(b, "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n#define GPUC_ROW_CLUSTER_DIMS __cluster_dims__(GPUC_ROW_CLUSTER_BLOCKS, 1, 1)\n#else\n#define GPUC_ROW_CLUSTER_DIMS\n#endif\n");
-        be_printf(b, "extern \"C\" __global__ void GPUC_ROW_CLUSTER_DIMS __launch_bounds__(%d, %d)\n%s(", k->block, min_blocks, k->name);
-        for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
-        be_printf(b, ")\n{\n");
-        b->indent = 1;
+        signature_attrs(c, k, &p, be_strf(&c->x, "GPUC_ROW_CLUSTER_DIMS __launch_bounds__(%d, %d)", k->block, min_blocks));
         be_printf(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n    __trap();  /* the launcher takes this kernel on sm_90 on only */\n#else\n");
     } else if (row_pair_bounded(k)) {
         /* ROW PAIR: the register cap under GPUC_ROW_PAIR_FOLD (see row_pair_bounded) */
@@ -1086,10 +1085,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
          * for all of them (a comparison: bench/try_rows.sh's rbN) */
         be_printf(b, "#ifndef GPUC_ROW_REGS_MIN\n#ifdef GPUC_ROW_REGS_BLOCKS\n#define GPUC_ROW_REGS_MIN(d) GPUC_ROW_REGS_BLOCKS\n#else\n"
                      "#define GPUC_ROW_REGS_MIN(d) d  /* the register-only row kernels' blocks per SM (rows.c, row_regs_min_blocks) */\n#endif\n#endif\n");
-        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d, GPUC_ROW_REGS_MIN(%d))\n%s(", k->block, min_blocks, k->name);
-        for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
-        be_printf(b, ")\n{\n");
-        b->indent = 1;
+        signature_attrs(c, k, &p, be_strf(&c->x, "__launch_bounds__(%d, GPUC_ROW_REGS_MIN(%d))", k->block, min_blocks));
     } else {
         signature_min(c, k, &p, min_blocks);
     }

@@ -81,16 +81,15 @@ void stmt_params(CuEmit *c, IrStmt *s, KParams *p) {
 
 /* The kernel's signature; min_blocks > 0 asks for that many blocks per SM
  * (__launch_bounds__'s second argument caps the registers to match). */
-void signature_min(CuEmit *c, IrKernel *k, KParams *p, int min_blocks) {
+void signature_attrs(CuEmit *c, IrKernel *k, KParams *p, const char *attrs) {
     BeBuf *b = c->b;
-    if (min_blocks > 0) {
-        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", k->block, min_blocks, k->name);
-    } else {
-        be_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", k->block, k->name);
-    }
+    be_printf(b, "extern \"C\" __global__ void %s\n%s(", attrs, k->name);
     for (int i = 0; i < p->n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p->decl[i]); }
     be_printf(b, ")\n{\n");
     b->indent = 1;
+}
+void signature_min(CuEmit *c, IrKernel *k, KParams *p, int min_blocks) {
+    signature_attrs(c, k, p, min_blocks > 0 ? be_strf(&c->x, "__launch_bounds__(%d, %d)", k->block, min_blocks) : be_strf(&c->x, "__launch_bounds__(%d)", k->block));
 }
 void signature(CuEmit *c, IrKernel *k, KParams *p) { signature_min(c, k, p, 0); }
 
