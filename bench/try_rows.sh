@@ -9,19 +9,22 @@
 # device-to-device of 1 GiB through CuPy, same run), gpuc's time over the
 # best torch's, and gpuc without clusters (rows longer than a block's
 # registers in one block, -DGPUC_ROW_CLUSTER=0). Then a second table, the
-# sweep of the long-row variants (row softmax and LayerNorm at rows of
-# 32768 and 262144, each built with -D options of the generated code):
-# the default (clusters of 8, the stash filled by a bulk copy), no clusters
-# (rows of 32768), the big block (rows of 32768 in the registers of one
-# 1024-thread block, -DGPUC_ROW_BIG_BLOCK=1), clusters of 4 blocks, of 16
-# (rows of 262144 only: at 32768 it lost clearly, 0.465 / 0.492 of the copy
-# rate in bench/last_run/issue16-session3/rows.txt), and every kernel forced
-# to one cluster (block) a row (-DGPUC_ROW_PERSIST=0), to a persistent grid
-# (=1), and to a persistent grid that also loads the next row while it
-# writes this one (=2), against each kernel's default (GPUC_ROW_PERSIST_<kernel>,
-# gpuc's: 2 for the clusters and LayerNorm's big block, 0 for softmax's big
-# block), and (rows of 4096 and 262144) LayerNorm's weight and bias read
-# as scalars (-DGPUC_ROW_COL_VECTORS=0, column cv0); before the timings, bench/try_rows_edges.cu checks every element
+# sweep of variants (row softmax and LayerNorm, each built with -D options
+# of the generated code; the row lengths each is built for are in VARIANTS
+# below): the default (clusters of 8, the stash filled by a bulk copy), no
+# clusters (rows of 32768), the big block (rows of 32768 in the registers
+# of one 1024-thread block, -DGPUC_ROW_BIG_BLOCK=1), clusters of 4 blocks,
+# of 16 (rows of 262144 only: at 32768 it lost clearly, 0.465 / 0.492 of
+# the copy rate in bench/last_run/issue16-session3/rows.txt), every kernel
+# forced to one cluster (block) a row (-DGPUC_ROW_PERSIST=0), to a
+# persistent grid (=1), and to a persistent grid that also loads the next
+# row while it writes this one (=2), against each kernel's default
+# (GPUC_ROW_PERSIST_<kernel>, gpuc's: 2 for the clusters and LayerNorm's big
+# block, 0 for softmax's big block); LayerNorm's weight and bias read as
+# scalars (cv0, -DGPUC_ROW_COL_VECTORS=0), phase 2 taking the stash 2 or 4
+# vectors a lane at a time (pv2, pv4) and the register-only kernels bounded
+# to 4 blocks an SM (rb4, rows of 256..4096). Before the timings,
+# bench/try_rows_edges.cu checks every element
 # at the long-row kernels' edges with GPUC_ROW_PERSIST 0 and 2. Exit 1 if a
 # result is wrong or a driver failed.
 #
