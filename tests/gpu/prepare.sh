@@ -5,7 +5,9 @@
 # runner libraries, the standard library), the kernel cache warmed with every
 # example's kernels (so no NVRTC compile is repeated there), an executable
 # built here, and the generated sources of tests/gpu/oom.gdsl.
-# Then on the GPU machine: bash tests/gpu/check.sh (device tool, carry .device).
+# Then scripts/device_pack.sh (the cache makes .device too big to carry
+# unpacked), and on the GPU machine (device tool, carry .pack):
+# bash scripts/device_unpack.sh && bash tests/gpu/check.sh
 # Usage: tests/gpu/prepare.sh [BUILD_DIR]   (default build)
 # GPUC_DEVICE_ARCH: the GPU's architecture (default sm_90) for the cache.
 set -euo pipefail
