@@ -20,6 +20,10 @@ mkdir -p "$out"
 dev=$root/.device
 export GPUC_HOME=$dev/prefix GPUC_CACHE_DIR=$dev/cache
 gpuc=$dev/prefix/bin/gpuc
+if [ ! -x "$gpuc" ] || [ ! -d "$dev/cache" ]; then
+  echo "check.sh: $dev has no gpuc or kernel cache: run tests/gpu/prepare.sh and scripts/device_pack.sh on the build machine, carry .pack, and run bash scripts/device_unpack.sh here first" >&2
+  exit 2
+fi
 passed=0 failed=0
 check() {   # check NAME COMMAND... : pass on exit status 0; output to $out/NAME.log
   local name=$1; shift
