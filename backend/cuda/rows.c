@@ -194,14 +194,20 @@ static void row_col_vector(CuEmit *c, IrKernel *k, const IrValue *val, const cha
 }
 
 /* ROW COL VECTORS: how many of a group of n vectors a lane have their
- * column reads loaded at once, ahead of their use, so that their L2 latency
- * is paid once per group rather than once per vector (at rows of 262144 a
- * block's part of LayerNorm's weight and bias, 256 KiB, is past L1).  One
- * at a time in the big block (64 registers), the register-only variant
- * (80) and groups of more than 4 (the registers' 8 vectors a lane: loading
- * ahead there spilled 76 bytes in LayerNorm's `_cl`, ptxas sm_90). */
-#define ROW_COL_AHEAD 4
-static int row_col_ahead(int n) { return row_big_variant || row_regs_variant || n > ROW_COL_AHEAD ? 1 : n; }
+ * column reads (nreads arrays) loaded at once, ahead of their use, so that
+ * their L2 latency is paid once per group rather than once per vector (at
+ * rows of 262144 a block's part of LayerNorm's weight and bias, 256 KiB,
+ * is past L1): at most ROW_COL_AHEAD vectors of column reads held at once
+ * (LayerNorm: 4 vectors x 2 arrays).  One at a time in the big block (64
+ * registers), the register-only variant (80) and groups of more than 4
+ * (the registers' 8 vectors a lane: loading ahead there spilled 76 bytes
+ * in LayerNorm's `_cl`, ptxas sm_90). */
+#define ROW_COL_AHEAD 8
+static int row_col_ahead(int n, int nreads) {
+    if (row_big_variant || row_regs_variant || n > 4) { return 1; }
+    int ahead = ROW_COL_AHEAD / nreads;
+    return ahead < 1 ? 1 : ahead < n ? ahead : n;
+}
 
 /* What row_vector does with an element of the row. */
 typedef enum {
@@ -301,7 +307,7 @@ static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *
     BeBuf *b = c->b;
     const IrValue *reads[ROW_BIG_READS];
     int nreads = use == ROW_POST ? row_big_reads(k, reads) : 0;
-    int ahead = nreads > 0 ? row_col_ahead(n) : n;
+    int ahead = nreads > 0 ? row_col_ahead(n, nreads) : n;
     for (int u0 = 0; u0 < n; u0 += ahead) {
         int u1 = u0 + ahead < n ? u0 + ahead : n;
         if (nreads > 0) {
@@ -421,8 +427,13 @@ static void row_stash_pass(CuEmit *c, IrKernel *k, bool fill, RowUse use, char *
  * without clusters spilled 112 bytes at 4 and keeps row_stash's. */
 static int row_post_group(const IrKernel *k) {
     const IrValue *reads[ROW_BIG_READS];
-    bool col = row_cluster_variant && !row_regs_variant && ir_scalar_size(k->stmt->ins[0]->elem) == 4 && row_big_reads(k, reads) > 0;
-    return col ? 4 : row_stash(k).fr;
+    int nreads = row_big_reads(k, reads);
+    bool col = row_cluster_variant && !row_regs_variant && ir_scalar_size(k->stmt->ins[0]->elem) == 4 && nreads > 0;
+    /* 4 vectors of LayerNorm's two arrays; posts reading more arrays take
+     * fewer (ROW_COL_AHEAD column vectors at once: 4 arrays at 4 vectors
+     * spilled 396 bytes) */
+    int n = col ? ROW_COL_AHEAD / nreads : 0;
+    return n >= 2 ? (n < 4 ? n : 4) : row_stash(k).fr;
 }
 
 /* Phase 2's pass over the stash, with -DGPUC_ROW_POST_VECTORS=N (1, 2 or
