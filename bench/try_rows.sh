@@ -23,7 +23,8 @@
 # block, 0 for softmax's big block); LayerNorm's weight and bias read as
 # scalars (cv0, -DGPUC_ROW_COL_VECTORS=0), phase 2 taking the stash 2 or 4
 # vectors a lane at a time (pv2, pv4) and the register-only kernels bounded
-# to 4 blocks an SM (rb4, rows of 256..4096). Before the timings,
+# to 4 blocks an SM (rb4, rows of 256..4096), and softmax taking its
+# exponential twice an element (er0, rows of 256..32768). Before the timings,
 # bench/try_rows_edges.cu checks every element
 # at the long-row kernels' edges with GPUC_ROW_PERSIST 0 and 2. Exit 1 if a
 # result is wrong or a driver failed.
@@ -54,11 +55,12 @@ done
 # the sweep's variants (name:row lengths:-D options); rows and rows_nn each;
 # cv0: the post's reads at the column as scalars (rows.c, "ROW COL VECTORS");
 # pvN: phase 2 takes the stash N vectors a lane at a time; rbN: the
-# register-only kernels bounded to N blocks an SM
+# register-only kernels bounded to N blocks an SM; er0: softmax's post
+# takes exp(x - max) again (rows.c, "ROW EXP REUSE")
 VARIANTS=("big:32768:-DGPUC_ROW_BIG_BLOCK=1" "c4:32768,262144:-DGPUC_ROW_CLUSTER_BLOCKS=4" "c16:262144:-DGPUC_ROW_CLUSTER_BLOCKS=16"
           "ps0:32768,262144:-DGPUC_ROW_PERSIST=0" "ps1:32768,262144:-DGPUC_ROW_PERSIST=1" "ps2:32768,262144:-DGPUC_ROW_PERSIST=2"
           "cv0:4096,262144:-DGPUC_ROW_COL_VECTORS=0" "pv2:262144:-DGPUC_ROW_POST_VECTORS=2" "pv4:262144:-DGPUC_ROW_POST_VECTORS=4"
-          "rb4:256,1024,4096:-DGPUC_ROW_REGS_BLOCKS=4")
+          "rb4:256,1024,4096:-DGPUC_ROW_REGS_BLOCKS=4" "er0:256,1024,4096,32768:-DGPUC_ROW_EXP_REUSE=0")
 # the edges of the long-row kernels with each GPUC_ROW_PERSIST, every element checked (bench/try_rows_edges.cu)
 for ps in 0 2; do
   for p in rows rows_nn; do
@@ -157,7 +159,7 @@ for case, m in keys:
     print(f"| {case} | {m or '-'} | {f(us('gpuc'), 1)} | {f(nc[0].get('us') if nc else None, 1)} | {f(us('torch'), 1)} | {f(us('torch_compile'), 1)} | {f(ratio('gpuc'))} | "
           f"{f(ratio('torch'))} | {f(ratio('torch_compile'))} | {f(vs)} {'(ahead)' if vs and vs < 1 else '(BEHIND)' if vs else ''} | {tgt} | {checks} |")
 # the sweep of the long-row variants: us (ratio to the copy rate)
-vnames = ["default", "nocl", "big", "c4", "c16", "ps0", "ps1", "ps2", "cv0", "pv2", "pv4", "rb4"]
+vnames = ["default", "nocl", "big", "c4", "c16", "ps0", "ps1", "ps2", "cv0", "pv2", "pv4", "rb4", "er0"]
 sw = {"default": [r for r in recs if r.get("src") == "gpuc"], "nocl": nocl}
 for v in vnames[2:]:
     p = os.path.join(d, f"sweep_{v}.jsonl")
@@ -168,7 +170,8 @@ print("big = -DGPUC_ROW_BIG_BLOCK=1 (the row in the registers of one 1024-thread
 print("psN = -DGPUC_ROW_PERSIST=N, every kernel forced (0: one cluster / big block a row; 1: a persistent grid of the resident clusters / big blocks; 2: and the next row loaded while this one is written),")
 print("cv0 = -DGPUC_ROW_COL_VECTORS=0 (LayerNorm's weight and bias read as scalars; softmax reads no such array),")
 print("pvN = -DGPUC_ROW_POST_VECTORS=N (phase 2 reads N stash vectors a lane at a time, and LayerNorm their weight and bias vectors before computing them),")
-print("rbN = -DGPUC_ROW_REGS_BLOCKS=N (the register-only kernels of rows up to 8192 bounded to N blocks of 256 an SM: 4 spills 320 bytes, ptxas sm_90)")
+print("rbN = -DGPUC_ROW_REGS_BLOCKS=N (the register-only kernels of rows up to 8192 bounded to N blocks of 256 an SM: 4 spills 320 bytes, ptxas sm_90),")
+print("er0 = -DGPUC_ROW_EXP_REUSE=0 (softmax's post takes exp(x - max) again where the block holds the row in registers; LayerNorm has no such exponential)")
 print("| case | m | " + " | ".join(vnames) + " | best | check |")
 print("|---|---|" + "---|" * len(vnames) + "---|---|")
 for case in ("row_softmax", "layer_norm"):

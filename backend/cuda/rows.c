@@ -39,6 +39,11 @@ static const char *row_src = "g_pv";
 static const char *row_persist = "GPUC_ROW_PERSIST";
 /* The shared-array number of the row kernel being written (g_bar<id>). */
 static int row_kernel_id;
+/* Set while emit_row_kernel writes a kernel whose block holds the whole row
+ * in registers (NAME_regs, NAME_big) and whose post reads the row's element
+ * only as exp(x - max) (softmax; ROW EXP REUSE): the post's node of that
+ * exponential, else NULL. */
+static const IrExpr *row_exp_node;
 
 /* ---- row reductions: a part of a warp, a warp or a block per row ---- */
 
@@ -244,6 +249,14 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
         c->x.idx[1] = row_col;
         const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
         for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d.v[%d]", regs, i, l); }
+        /* ROW EXP REUSE: the registers (g_c) hold exp(x - max) in phase 2 */
+        bool reuse = row_exp_node && strncmp(regs, "g_c", 3) == 0;
+        if (post && reuse) {
+            bool f32 = row_exp_node->ty == IR_F32;
+            be_line(b, "const %s g_ex = GPUC_ROW_EXP_REUSE ? %s : %s(%s - %s);", f32 ? "float" : "double", pn[0], f32 ? "expf" : "exp", pn[0],
+                    racc[0][0]);
+            be_expr_bind(&c->x, row_exp_node, "g_ex");
+        }
         if (post) {
             const char **res = row_post(c, s, pn, racc);
             for (int r = 0; r < s->post->nres; r++) { be_line(b, "g_w%d.v[%d] = %s;", r, l, res[r]); }
@@ -256,6 +269,13 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
             bool f32 = s->reds[0].op->ptypes[0] == IR_F32;
             if (use == ROW_MAX) {
                 be_line(b, "g_mx = %s(g_mx, %s);", f32 ? "fmaxf" : "fmax", res[0]);
+            } else if (reuse) {
+                /* the post's exp(x - max), kept in the element's register for phase 2 */
+                be_line(b, "const %s g_e = %s(%s - g_mx);", f32 ? "float" : "double", f32 ? "expf" : "exp", res[0]);
+                be_line(b, "g_sum += %s == g_mx ? %s : %s * g_e;", res[0], res[1], res[1]);
+                be_line(b, "if (GPUC_ROW_EXP_REUSE) {");
+                be_line(b, "    %s = g_e;", pn[0]);
+                be_line(b, "}");
             } else {
                 /* x == max also covers x = max = +-inf, as the operator does */
                 be_line(b, "g_sum += %s == g_mx ? %s : %s * %s(%s - g_mx);", res[0], res[1], res[1], f32 ? "expf" : "exp", res[0]);
@@ -696,6 +716,52 @@ static bool row_softmax_regs_ok(const IrKernel *k) {
            strcmp(s->reds[0].name, "online_softmax") == 0;
 }
 
+/* ROW EXP REUSE. Softmax's phase 1 takes exp(x - max) of every element for
+ * the sum, and its post, exp(x - max) / sum, takes it again: where the
+ * block holds the whole row in registers (so its g_mx is the row's maximum,
+ * the post's max) and the post reads the element only inside that
+ * exponential, phase 1 leaves the exponential in the element's register and
+ * phase 2 reads it there: one exp an element instead of two, the same
+ * values (the same expf of the same difference). Returns the post's node
+ * exp(p0 - p1) (p0 the one input, p1 the pair's max) when the map passes
+ * the element through as the pair's value and every use of p0 in the post
+ * is that node, else NULL. */
+static bool post_x_only_in(const IrExpr *e, const IrExpr *node, bool *found) {
+    if (!e) { return true; }
+    if (e == node) { *found = true; return true; }
+    if (e->kind == IR_E_PARAM) { return e->index != 0; }
+    for (int i = 0; i < 3; i++) { if (!post_x_only_in(e->a[i], node, found)) { return false; } }
+    return true;
+}
+static const IrExpr *find_exp_node(const IrExpr *e) {
+    if (!e) { return NULL; }
+    const IrExpr *d = e->kind == IR_E_MATH && e->op == IR_MATH_exp ? e->a[0] : NULL;
+    if (d && d->kind == IR_E_BIN && d->op == IR_BIN_sub && d->a[0]->kind == IR_E_PARAM && d->a[0]->index == 0 &&
+        d->a[1]->kind == IR_E_PARAM && d->a[1]->index == 1) {
+        return e;
+    }
+    for (int i = 0; i < 3; i++) {
+        const IrExpr *f = find_exp_node(e->a[i]);
+        if (f) { return f; }
+    }
+    return NULL;
+}
+static const IrExpr *row_exp_reuse_node(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    if (!row_softmax_regs_ok(k) || s->nins != 1 || s->map->nres != 2 || s->map->res[0]->kind != IR_E_PARAM ||
+        s->map->res[0]->index != 0) {
+        return NULL;
+    }
+    const IrExpr *node = NULL;
+    for (int r = 0; r < s->post->nres && !node; r++) { node = find_exp_node(s->post->res[r]); }
+    if (!node || node->ty != s->reds[0].op->ptypes[0]) { return NULL; }
+    bool found = false;
+    for (int r = 0; r < s->post->nres; r++) {
+        if (!post_x_only_in(s->post->res[r], node, &found)) { return NULL; }
+    }
+    return found ? node : NULL;
+}
+
 /* The online softmax pair over the row, the registers' and the stash's
  * elements not yet folded (acc: this thread's pair over the others; g_mx:
  * the stash's maximum, taken as phase 1 filled it): the row's maximum
@@ -1061,6 +1127,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (!row_big_variant && s->post && k->vectorize && row_big_reads(k, col_reads) > 0) {
         be_printf(b, "#ifndef GPUC_ROW_COL_VECTORS\n#define GPUC_ROW_COL_VECTORS 1  /* -DGPUC_ROW_COL_VECTORS=0: the post's reads at the column as scalars (a comparison; rows.c, grep \"ROW COL VECTORS\") */\n#endif\n");
     }
+    row_exp_node = row_regs_variant && !row_cluster_variant ? row_exp_reuse_node(k) : NULL;
+    if (row_exp_node) {
+        be_printf(b, "#ifndef GPUC_ROW_EXP_REUSE\n#define GPUC_ROW_EXP_REUSE 1  /* -DGPUC_ROW_EXP_REUSE=0: softmax's post takes exp(x - max) again (a comparison; rows.c, grep \"ROW EXP REUSE\") */\n#endif\n");
+    }
     if (row_pair_bounded(k)) {
         be_printf(b, "#ifndef GPUC_ROW_PAIR_BLOCKS\n#define GPUC_ROW_PAIR_BLOCKS 2  /* blocks of 512 threads an SM the pair kernel's registers leave room for (64 a thread); 0: no bound */\n#endif\n");
     }
@@ -1302,6 +1372,7 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
         emit_row_kernel(c, &twin);
     }
     row_regs_variant = row_cluster_variant = row_big_variant = false;
+    row_exp_node = NULL;
 }
 
 /* The big-block variant's threads (ROW BIG): ptxas, sm_90: at 1024 (64
