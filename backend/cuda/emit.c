@@ -139,7 +139,7 @@ int be_emit_cuda(FILE *out, IrModule *m) {
     be_printf(&b, "\n\n");
     template_defines(&b, m);
     /* the preludes once per translation unit (several programs may be
-     * included); under nvcc the prelude's four global variables get the
+     * included); under nvcc the prelude's five global variables get the
      * program's name, so programs in several .cu files of one executable
      * link (its functions are inline) */
     be_printf(&b, "#ifndef GPUC_CUDA_PRELUDE_\n#define GPUC_CUDA_PRELUDE_\n"
