@@ -291,6 +291,12 @@ IrValue *checked_size(Lower *L, IrExpr *x, int line, const char *what) {
     x = ir_e_cast(L->m, IR_I64, x);
     if (x->kind == IR_E_CONST && x->c.i >= 0) { return ir_size_const(L->m, L->e, x->c.i, line); }
     if (x->kind == IR_E_FREE && known_nonneg(x->val)) { return x->val; }
+    /* the same size checked already (`for (i, j) in (k, k)`, the size of an
+     * `k: i64` parameter): one value */
+    for (int i = 0; i < L->e->nstmts; i++) {
+        IrStmt *s = L->e->stmts[i];
+        if (s->src == IR_AOP_nonneg_size && s->nouts == 1 && ir_expr_equal(s->map->res[0], x)) { return s->outs[0]; }
+    }
     IrStmt *s = ir_stmt_new(L->m, L->e, IR_S_SCALAR, IR_AOP_nonneg_size, line);
     s->what = what;
     s->map = ir_lambda_new(L->m, 0, NULL, 1);
