@@ -87,6 +87,11 @@ const char *be_binop(BeExprCtx *c, int op, IrScalar t, const char *a, const char
 const char *be_const(BeExprCtx *c, const IrExpr *e);
 char *be_strf(BeExprCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A size check statement (ir/ops.def: nonneg_size, same_size) on the host,
+ * recorded when it fails as an index out of bounds is; `fail` (or NULL) is
+ * run then (backend/host.c). */
+void be_size_check(BeExprCtx *x, const char *file, const IrStmt *s, const char *fail);
+
 /* The prelude (types, integer helpers) and the text I/O (backend/host.c). */
 void be_prelude(BeBuf *b, bool cuda);
 void be_text_io(BeBuf *b);

@@ -488,6 +488,12 @@ static void emit_scalar(CEmit *c, IrStmt *s) {
     if (s->nouts == 1 && s->outs[0]->has_const && !s->outs[0]->name) {
         return;  /* a constant size: written as a literal where used */
     }
+    if (ir_size_check_stmt(s)) {
+        /* a failed check is recorded and the entry goes on (every operand of
+         * another size is read with bounds checks) to fail at the end */
+        be_size_check(&c->x, c->m->file, s, NULL);
+        return;
+    }
     const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
     be_lambda(&c->x, s->map, NULL, res);
     for (int o = 0; o < s->nouts; o++) {
@@ -745,6 +751,7 @@ static void emit_entry(CEmit *c, IrEntry *e) {
     be_printf(b, " {\n");
     b->indent = 1;
     be_line(b, "gpuc_oob_hit = 0;  /* this call's out-of-bounds record: an earlier call's does not fail it */");
+    be_line(b, "gpuc_size_msg[0] = 0;");
     c->e = e;
     c->x.ntmp = 0;
     if (c->shard) { shard_sizes(c); }
@@ -763,7 +770,7 @@ static void emit_entry(CEmit *c, IrEntry *e) {
         case IR_S_SCALAR: emit_scalar(c, s); break;
         }
     }
-    /* an index out of bounds anywhere fails the entry (no results) */
+    /* an index out of bounds or a size error anywhere fails the entry (no results) */
     be_line(b, c->shard ? "if (gpuc_oob_hit || gpuc_comm_rc) {" : "if (gpuc_oob_hit) {");
     b->indent++;
     for (int i = 0; i < e->nstmts; i++) {

@@ -299,7 +299,7 @@ static void adapter(BeBuf *b, IrEntry *e, bool shard) {
     be_printf(b, ");\n");
     be_line(b, "if (rc != 0) {");
     be_line(b, "    if (gpuc_oob_hit) {");
-    be_line(b, "        snprintf(err, errlen, \"index %%lld out of bounds for size %%lld\", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]);");
+    be_line(b, "        gpuc_fail_text(err, errlen);");
     be_line(b, "        gpuc_oob_hit = 0;");
     be_line(b, "        return rc;");
     be_line(b, "    }");
@@ -418,7 +418,7 @@ static void cuda_adapter(BeBuf *b, IrEntry *e, bool shard) {
     be_line(b, "fail:");
     b->indent++;
     be_line(b, "if (gpuc_oob_hit) {");
-    be_line(b, "    snprintf(err, errlen, \"index %%lld out of bounds for size %%lld\", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]);");
+    be_line(b, "    gpuc_fail_text(err, errlen);");
     be_line(b, "    gpuc_oob_hit = 0;");
     be_line(b, "} else {");
     be_line(b, "    const char *g_msg = gpuc_context_error(ctx);");

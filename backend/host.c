@@ -128,6 +128,38 @@ void be_prelude(BeBuf *b, bool cuda) {
         "#endif\n"
         "    return 0;\n"
         "}\n"
+        "/* a run-time size error (two sizes known only at run time that differ\n"
+        " * where they meet, a negative size: docs/language.md) is recorded as an\n"
+        " * index out of bounds is, the first one's message kept; a failed entry\n"
+        " * reports it rather than an index (gpuc_fail_text) */\n"
+        "#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n"
+        "GPUC_THREAD_LOCAL char gpuc_size_msg[320];\n"
+        "#elif !defined(__CUDACC_RTC__)\n"
+        "static GPUC_THREAD_LOCAL char gpuc_size_msg[320];\n"
+        "#endif\n"
+        "#if !defined(__CUDACC_RTC__)\n"
+        "#if defined(__GNUC__)\n"
+        "#define GPUC_MAYBE_UNUSED __attribute__((unused))  /* nvcc warns of unused static functions */\n"
+        "#else\n"
+        "#define GPUC_MAYBE_UNUSED\n"
+        "#endif\n"
+        "static inline GPUC_MAYBE_UNUSED void gpuc_size_same(int64_t a, int64_t b, const char *at, const char *what) {\n"
+        "    if (a == b) { return; }\n"
+        "    if (!gpuc_size_msg[0]) { snprintf(gpuc_size_msg, sizeof gpuc_size_msg, \"%%s: size mismatch in %%s: %%lld vs %%lld\", at, what, (long long)a, (long long)b); }\n"
+        "    gpuc_oob_hit = 1;\n"
+        "}\n"
+        "static inline GPUC_MAYBE_UNUSED int64_t gpuc_size_nonneg(int64_t n, const char *at, const char *what) {\n"
+        "    if (n >= 0) { return n; }\n"
+        "    if (!gpuc_size_msg[0]) { snprintf(gpuc_size_msg, sizeof gpuc_size_msg, \"%%s: negative size in %%s: %%lld\", at, what, (long long)n); }\n"
+        "    gpuc_oob_hit = 1;\n"
+        "    return 0;\n"
+        "}\n"
+        "/* what a failed entry reports: its size error, else its index out of bounds */\n"
+        "static inline GPUC_MAYBE_UNUSED void gpuc_fail_text(char *buf, size_t n) {\n"
+        "    if (gpuc_size_msg[0]) { snprintf(buf, n, \"%%s\", gpuc_size_msg); }\n"
+        "    else { snprintf(buf, n, \"index %%lld out of bounds for size %%lld\", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]); }\n"
+        "}\n"
+        "#endif\n"
         "GPUC_FN float gpuc_rsqrtf(float x) { return 1.0f / sqrtf(x); }\n"
         "GPUC_FN double gpuc_rsqrt(double x) { return 1.0 / sqrt(x); }\n"
         "/* ---- end of prelude ---- */\n\n");
@@ -374,7 +406,7 @@ static void main_entry(BeBuf *b, IrEntry *e) {
     }
     be_printf(b, ");\n");
     be_line(b, "if (rc != 0) {");
-    be_line(b, "    if (gpuc_oob_hit) { fprintf(stderr, \"error: index %%lld out of bounds for size %%lld\\n\", (long long)gpuc_oob_at[0], (long long)gpuc_oob_at[1]); gpuc_oob_hit = 0; return 1; }");
+    be_line(b, "    if (gpuc_oob_hit) { char g_msg[400]; gpuc_fail_text(g_msg, sizeof g_msg); fprintf(stderr, \"error: %%s\\n\", g_msg); gpuc_oob_hit = 0; return 1; }");
     be_line(b, "    return rc;");
     be_line(b, "}");
     for (int g = 0; g < e->ngroups_out; g++) {
@@ -418,4 +450,36 @@ void be_main(BeBuf *b, IrModule *m) {
     be_line(b, "return rc;");
     b->indent--;
     be_line(b, "}");
+}
+
+/* s as the text of a C string literal's contents (quotes and backslashes escaped). */
+static void c_text(BeBuf *b, const char *s) {
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') { be_printf(b, "\\%c", *s); }
+        else if ((unsigned char)*s < ' ') { be_printf(b, "?"); }
+        else { be_printf(b, "%c", *s); }
+    }
+}
+
+/* A size check statement (ir/ops.def: nonneg_size, same_size) on the host:
+ * a failed one is recorded (the prelude's gpuc_size_same, gpuc_size_nonneg)
+ * with the operation and the .gdsl line; with `fail` (the CUDA launchers)
+ * the launcher then returns as GPUC_TRY does. */
+void be_size_check(BeExprCtx *x, const char *file, const IrStmt *s, const char *fail) {
+    BeBuf *b = x->b;
+    const char *res[2] = { NULL, NULL };
+    be_lambda(x, s->map, NULL, res);
+    BeBuf at = { 0 };
+    be_printf(&at, "\"");
+    c_text(&at, file);
+    be_printf(&at, ":%d\", \"", s->line);
+    c_text(&at, s->what ? s->what : "an operation");
+    be_printf(&at, "\"");
+    if (s->src == IR_AOP_nonneg_size) {
+        be_line(b, "const int64_t %s = gpuc_size_nonneg(%s, %s);", be_vname(s->outs[0]), res[0], at.p);
+    } else {
+        be_line(b, "gpuc_size_same(%s, %s, %s);", res[0], res[1], at.p);
+    }
+    if (fail) { be_line(b, "if (gpuc_size_msg[0]) { %s }", fail); }
+    be_buf_free(&at);
 }

@@ -2,7 +2,8 @@
  *
  * requires: nothing.  preserves: SSA, results, order of live statements.
  * A statement none of whose outputs is read (by a live statement, a size
- * or the entry's results) is marked dead; repeated to a fixpoint.  Of a
+ * or the entry's results) is marked dead, but for a same_size check (it has
+ * no output: it may fail the entry); repeated to a fixpoint.  Of a
  * live Screma, the outputs nobody reads go too:
  *   - mapped outputs: the map result and the output;
  *   - scan outputs: a scan's array of a tuple component nobody reads is
@@ -265,7 +266,8 @@ void ir_dce(IrModule *m) {
                 if (s->dead) { continue; }
                 bool used = false;
                 for (int o = 0; o < s->nouts; o++) { used = used || s->outs[o]->nuses > 0; }
-                if (!used) {
+                /* a size check fails the entry: it stays, and so what it reads */
+                if (!used && s->src != IR_AOP_same_size) {
                     s->dead = true;
                     changed = true;
                     continue;

@@ -560,3 +560,7 @@ bool ir_lambda_is_cheap(const IrLambda *l) {
     for (int i = 0; i < l->nres; i++) { c += expr_cost(l->res[i], 200); }
     return c < 64;
 }
+
+bool ir_size_check_stmt(const IrStmt *s) {
+    return s->kind == IR_S_SCALAR && (s->src == IR_AOP_nonneg_size || s->src == IR_AOP_same_size);
+}

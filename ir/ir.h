@@ -219,6 +219,8 @@ struct IrStmt {
     IrValue **outs;     /* SCREMA: scan/post outs ++ red outs ++ map outs;
                          * SEGRED: red outs ++ post outs (or per_row outs) */
     const char *note;   /* fusion notes (explain) */
+    const char *what;   /* nonneg_size, same_size: the operation named by the
+                         * run-time error ("'+'", "the rows of 'map'") */
     bool dead;
     bool sharded;       /* ir_shard: runs on this rank's shard of w[0] (docs/sharding.md) */
 };
@@ -233,6 +235,11 @@ int ir_stmt_nmapped(const IrStmt *s);
  * whose tile the CUDA backend may move by bulk copies (backend/cuda/scan.c,
  * grep "SCAN BULK") and whose default tile is larger (ir/to_kernels.c). */
 IrValue *ir_scan_copied_input(const IrStmt *s);
+
+/* Size checks (ops.def: nonneg_size, same_size), made by lowering where a
+ * size known only at run time is computed or meets another size
+ * (docs/language.md).  ir_size_check_stmt: is s one of them. */
+bool ir_size_check_stmt(const IrStmt *s);
 
 /* ---- kernel IR ---- */
 typedef enum {

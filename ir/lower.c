@@ -256,6 +256,85 @@ bool same_size(const IrValue *a, const IrValue *b) {
     return a == b || (a && b && a->has_const && b->has_const && a->const_val == b->const_val);
 }
 
+/* ---- run-time size checks ----
+ * The checker lets a size known only at run time (a filter's count, a
+ * comprehension's `n - 1`) meet any other size (frontend/ast.c:
+ * fe_dim_equal); docs/language.md makes a mismatch a run-time error. Where
+ * two sizes meet that are not known to be equal, lowering adds a same_size
+ * statement (checked on the host, ops.def), and an operand of the other size
+ * is read with bounds checks, so that an entry that goes on after a failed
+ * check (the C backend records the error and fails at the end, as for an
+ * index out of bounds) reads nothing outside an array. */
+
+/* A same_size check of a against b (a: the operation's size) unless they
+ * are known to be equal. */
+void check_same_size(Lower *L, IrValue *a, IrValue *b, int line, const char *what) {
+    if (!a || !b || same_size(a, b)) { return; }
+    IrStmt *s = ir_stmt_new(L->m, L->e, IR_S_SCALAR, IR_AOP_same_size, line);
+    s->what = what;
+    s->map = ir_lambda_new(L->m, 0, NULL, 2);
+    s->map->res[0] = ir_e_free(L->m, a);
+    s->map->res[1] = ir_e_free(L->m, b);
+}
+
+/* Is the size value v never negative (a size variable, a non-negative
+ * constant, a filter's count, a checked size)? */
+static bool known_nonneg(const IrValue *v) {
+    if (v->is_size || (v->has_const && v->const_val >= 0)) { return true; }
+    return v->def && (v->def->kind == IR_S_FILTER || v->def->src == IR_AOP_nonneg_size);
+}
+
+/* A size computed at run time (a comprehension's, iota's) as an i64 value:
+ * checked on the host to be non-negative unless it is known to be, since a
+ * negative one has no array (ops.def: nonneg_size). */
+IrValue *checked_size(Lower *L, IrExpr *x, int line, const char *what) {
+    x = ir_e_cast(L->m, IR_I64, x);
+    if (x->kind == IR_E_CONST && x->c.i >= 0) { return ir_size_const(L->m, L->e, x->c.i, line); }
+    if (x->kind == IR_E_FREE && known_nonneg(x->val)) { return x->val; }
+    /* the same size checked already (`for (i, j) in (k, k)`, the size of an
+     * `k: i64` parameter): one value */
+    for (int i = 0; i < L->e->nstmts; i++) {
+        IrStmt *s = L->e->stmts[i];
+        if (s->src == IR_AOP_nonneg_size && s->nouts == 1 && ir_expr_equal(s->map->res[0], x)) { return s->outs[0]; }
+    }
+    IrStmt *s = ir_stmt_new(L->m, L->e, IR_S_SCALAR, IR_AOP_nonneg_size, line);
+    s->what = what;
+    s->map = ir_lambda_new(L->m, 0, NULL, 1);
+    s->map->res[0] = x;
+    IrValue *v = ir_value_new(L->m, L->e, IR_I64, 0, NULL, NULL);
+    ir_stmt_add_out(L->m, s, v);
+    return v;
+}
+
+/* The array a with the shape (w0, w1) (w1 NULL for 1-D) an operation gives
+ * it: a itself when its sizes are known to be those, else checked at run
+ * time and read with bounds checks, by a map that fusion folds into the
+ * operation. */
+IrValue *conform(Lower *L, IrValue *a, IrValue *w0, IrValue *w1, int line, const char *what) {
+    bool two = a->rank == 2 && w1;
+    if (!w0 || (same_size(a->dims[0], w0) && (!two || same_size(a->dims[1], w1)))) { return a; }
+    check_same_size(L, w0, a->dims[0], line, two ? ir_fmt(L->m->arena, "the rows of %s", what) : what);
+    if (two) { check_same_size(L, w1, a->dims[1], line, ir_fmt(L->m->arena, "the columns of %s", what)); }
+    IrStmt *s = ir_stmt_new(L->m, L->e, IR_S_SCREMA, two ? IR_AOP_map2d : IR_AOP_map, line);
+    s->rank = two ? 2 : 1;
+    s->w[0] = w0;
+    s->w[1] = two ? w1 : NULL;
+    s->map = ir_lambda_new(L->m, 0, NULL, 1);
+    s->map->res[0] = ir_e_read(L->m, a, ir_e_idx(L->m, 0), two ? ir_e_idx(L->m, 1) : NULL);
+    IrValue *o = ir_value_new(L->m, L->e, a->elem, s->rank, w0, s->w[1]);
+    ir_stmt_add_out(L->m, s, o);
+    return o;
+}
+
+/* How a lifted operation is named in a run-time size error, as the
+ * checker names it at compile time. */
+static const char *lifted_what(Lower *L, const FeExpr *x) {
+    if (x->kind == FE_EX_BINARY || x->kind == FE_EX_UNARY) { return ir_fmt(L->m->arena, "operator '%s'", fe_op_name(x->op)); }
+    if (x->kind == FE_EX_CALL && x->builtin == FE_B_NONE) { return ir_fmt(L->m->arena, "call to '%s'", x->text); }
+    if (x->kind == FE_EX_CALL) { return ir_fmt(L->m->arena, "'%s'", fe_builtin_name(x->builtin)); }
+    return "a conversion";
+}
+
 /* The shape of a lifted op from its whole (non-broadcast) array operands, as
  * lifted_operand would pick it, before any operand is read: an operand whose
  * size differs from it (the checker lets a size known only at run time meet
@@ -272,21 +351,27 @@ static void lifted_shape(FeExpr **ops, LVal **vals, int nops, IrValue **shape) {
 }
 
 /* An operand of a lifted op, as an element expression. */
-static IrExpr *lifted_operand(Lower *L, FeExpr *ox, LVal *v, Ins *in, IrValue **shape, int rank) {
+/* `what` and `line` name the operation in a run-time size error. */
+static IrExpr *lifted_operand(Lower *L, FeExpr *ox, LVal *v, Ins *in, IrValue **shape, int rank, const char *what, int line) {
     if (v->kind == LV_SCALAR) { return v->x; }
     IrValue *a = need_array(L, v, ox->loc.line);
     if (!a) { lerr(L, ox->loc, "internal: array operand not supported here"); return ir_e_const_i(L->m, IR_I32, 0); }
+    IrArena *ar = L->m->arena;
     switch (ox->bcast) {
     case FE_BC_SCALAR: return ir_e_const_i(L->m, a->elem, 0);
     case FE_BC_ROW:
         if (!shape[1]) { shape[1] = a->dims[0]; }
+        if (rank == 2) { check_same_size(L, shape[1], a->dims[0], line, ir_fmt(ar, "the columns of %s", what)); }
         return ir_e_read(L->m, a, ir_e_idx(L->m, rank == 2 ? 1 : 0), NULL);
     case FE_BC_COL:
         if (!shape[0]) { shape[0] = a->dims[0]; }
+        check_same_size(L, shape[0], a->dims[0], line, ir_fmt(ar, "the rows of %s", what));
         return ir_e_read(L->m, a, ir_e_idx(L->m, 0), NULL);
     case FE_BC_NONE:
     default:
         if (shape[0] && (!same_size(shape[0], a->dims[0]) || (a->rank == 2 && shape[1] && !same_size(shape[1], a->dims[1])))) {
+            check_same_size(L, shape[0], a->dims[0], line, a->rank == 2 ? ir_fmt(ar, "the rows of %s", what) : what);
+            if (a->rank == 2) { check_same_size(L, shape[1], a->dims[1], line, ir_fmt(ar, "the columns of %s", what)); }
             return ir_e_read(L->m, a, ir_e_idx(L->m, 0), a->rank == 2 ? ir_e_idx(L->m, 1) : NULL);
         }
         if (!shape[0] || shape[0]->has_const) { shape[0] = a->dims[0]; }
@@ -329,7 +414,8 @@ LVal *lifted(Lower *L, FeExpr *x, FeExpr **ops, int nops, Env *env) {
     IrValue *shape[2] = { 0 };
     IrExpr **a = ir_alloc(m->arena, sizeof *a * (size_t)(nops + 1));
     lifted_shape(ops, vals, nops, shape);
-    for (int i = 0; i < nops; i++) { a[i] = lifted_operand(L, unwrap_col(ops[i]) == ops[i] ? ops[i] : ops[i], vals[i], &in, shape, rank); }
+    const char *what = lifted_what(L, x);
+    for (int i = 0; i < nops; i++) { a[i] = lifted_operand(L, ops[i], vals[i], &in, shape, rank, what, x->loc.line); }
     IrExpr *body = scalar_op(L, x, a, nops);
     IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
     s->rank = rank;
@@ -366,6 +452,39 @@ static LVal *bind_pattern(Lower *L, FePattern *p, LVal *v, Env **env) {
  * not a hang. */
 enum { MAX_INLINED_CALLS = 10000 };
 
+/* The arrays of a call's arguments whose parameters share a size name
+ * (`fn f(a: f32[k], b: f32[k])`) must have one size: checked at run time
+ * where the sizes are not known to be equal (check_calls.c checks the
+ * others at compile time). */
+static void check_call_sizes(Lower *L, FeFunc *fn, LVal **args, int nargs, SrcLoc loc) {
+    enum { MAX_NAMES = 32 };
+    const char *names[MAX_NAMES];
+    IrValue *sizes[MAX_NAMES];
+    int nnames = 0;
+    for (int i = 0; i < fn->nparams && i < nargs; i++) {
+        const FeType *t = fn->params[i].type;
+        if (!t || t->kind != FE_TY_ARRAY) { continue; }
+        int n;
+        LVal **lv = flat(L, args[i], &n);
+        for (int j = 0; j < n; j++) {
+            if (lv[j]->kind != LV_ARRAY || lv[j]->arr->rank != t->rank) { continue; }
+            for (int d = 0; d < t->rank; d++) {
+                if (t->dims[d].kind != FE_DIM_VAR) { continue; }
+                IrValue *size = lv[j]->arr->dims[d];
+                int k = 0;
+                while (k < nnames && strcmp(names[k], t->dims[d].name) != 0) { k++; }
+                if (k == nnames && nnames < MAX_NAMES) {
+                    names[nnames] = t->dims[d].name;
+                    sizes[nnames++] = size;
+                } else if (k < nnames) {
+                    check_same_size(L, sizes[k], size, loc.line,
+                                    ir_fmt(L->m->arena, "call to '%s' ('%s')", fn->name, t->dims[d].name));
+                }
+            }
+        }
+    }
+}
+
 LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
     if (L->depth > 64) { lerr(L, loc, "calls nested more than 64 functions deep cannot be inlined"); return args[0]; }
     if (++L->inlined > MAX_INLINED_CALLS) {
@@ -380,6 +499,7 @@ LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc) {
         r = lower(L, f->lambda->a, env);
     } else if (f->fn) {
         Env *env = NULL;
+        check_call_sizes(L, f->fn, args, nargs, loc);
         for (int i = 0; i < f->fn->nparams && i < nargs; i++) { env = bind(L, env, f->fn->params[i].bind, args[i]); }
         r = lower(L, f->fn->body, env);
     } else if (f->is_section) {
@@ -426,15 +546,17 @@ static int fe_leaves(const FeType *t) {
     return 1;
 }
 
-/* Flatten the array arguments into the statement's inputs. */
-int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc loc) {
+/* Flatten the array arguments into the statement's inputs. Every input has
+ * the shape of the first (conform: a size known only at run time that
+ * differs fails the entry, as `what` at loc). */
+int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc loc, const char *what) {
     int n;
     LVal **lv = flat(L, v, &n);
     for (int i = 0; i < n; i++) {
         IrValue *a = need_array(L, lv[i], loc.line);
         if (!a) { lerr(L, loc, "internal: expected an array"); return 0; }
         if (!*width) { *width = a->dims[0]; }
-        in->ins = in->ins;
+        a = conform(L, a, *width, in->nins && in->ins[0]->rank == 2 ? in->ins[0]->dims[1] : NULL, loc.line, what);
         IrValue **nn = ir_alloc(L->m->arena, sizeof *nn * (size_t)(in->nins + 1));
         if (in->nins) { memcpy(nn, in->ins, sizeof *nn * (size_t)in->nins); }
         nn[in->nins++] = a;
@@ -521,10 +643,10 @@ static LVal *lower_for(Lower *L, FeExpr *x, Env *env) {
     LVal *e0 = lower(L, x->a, env);
     IrExpr *n0 = scalar_of(L, e0, x->loc);
     if (!invariant(n0)) { lerr(L, x->loc, "internal: comprehension inside a lambda"); return e0; }
-    IrValue *w0 = to_value(L, ir_e_cast(m, IR_I64, n0), x->loc.line), *w1 = NULL;
+    IrValue *w0 = checked_size(L, n0, x->loc.line, "'for'"), *w1 = NULL;
     if (x->rank == 2) {
         LVal *e1 = lower(L, x->c, env);
-        w1 = to_value(L, ir_e_cast(m, IR_I64, scalar_of(L, e1, x->loc)), x->loc.line);
+        w1 = checked_size(L, scalar_of(L, e1, x->loc), x->loc.line, "'for'");
     }
     Env *benv = bind(L, env, x->loop_vars[0], lv_scalar(L, ir_e_idx(m, 0)));
     if (x->rank == 2) { benv = bind(L, benv, x->loop_vars[1], lv_scalar(L, ir_e_idx(m, 1))); }
@@ -565,7 +687,8 @@ static LVal *lower_call(Lower *L, FeExpr *x, Env *env) {
             int rank = x->type->rank;
             LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(x->nargs + 1));
             lifted_shape(x->args, args, x->nargs, shape);
-            for (int i = 0; i < x->nargs; i++) { el[i] = lv_scalar(L, lifted_operand(L, x->args[i], args[i], &in, shape, rank)); }
+            const char *what = lifted_what(L, x);
+            for (int i = 0; i < x->nargs; i++) { el[i] = lv_scalar(L, lifted_operand(L, x->args[i], args[i], &in, shape, rank, what, x->loc.line)); }
             IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
             LVal *r = apply(L, &f, el, x->nargs, x->loc);
             ir_entry_move_stmt(L->e, s, L->e->nstmts - 1);
@@ -793,7 +916,8 @@ static LVal *lower_expr(Lower *L, FeExpr *x, Env *env) {
             if (tl[i]->kind == LV_SCALAR && fl[i]->kind == LV_SCALAR) {
                 r[i] = lv_scalar(L, ir_e_select(m, cx, tl[i]->x, fl[i]->x));
             } else if (tl[i]->kind == LV_ARRAY && fl[i]->kind == LV_ARRAY && invariant(cx)) {
-                IrValue *a = tl[i]->arr, *b = fl[i]->arr;
+                IrValue *a = tl[i]->arr;
+                IrValue *b = conform(L, fl[i]->arr, a->dims[0], a->rank == 2 ? a->dims[1] : NULL, x->loc.line, "'if'");
                 IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, a->rank == 2 ? IR_AOP_map2d : IR_AOP_map, x->loc.line);
                 s->rank = a->rank; s->w[0] = a->dims[0]; s->w[1] = a->dims[1];
                 s->nins = 2;
@@ -910,6 +1034,39 @@ static const char *type_str(IrModule *m, const FeType *t) {
     }
 }
 
+/* An entry's result of a size known only at run time where its type names
+ * the size (`-> f32[n]` returning a filter's result): checked at run time. */
+static void check_result_sizes(Lower *L, const FeType *t, LVal *v, int line, const char *what) {
+    if (!t || !v) { return; }
+    if ((t->kind == FE_TY_TUPLE || t->kind == FE_TY_STRUCT) && v->kind == LV_TUPLE) {
+        int n = t->kind == FE_TY_TUPLE ? t->nelems : t->sdecl->nfields;
+        for (int i = 0; i < n && i < v->n; i++) {
+            check_result_sizes(L, t->kind == FE_TY_TUPLE ? t->elems[i] : t->sdecl->field_types[i], v->elems[i], line, what);
+        }
+        return;
+    }
+    if (t->kind != FE_TY_ARRAY) { return; }
+    int n;
+    LVal **lv = flat(L, v, &n);  /* an array of tuples is a tuple of arrays */
+    for (int j = 0; j < n; j++) {
+        if (lv[j]->kind != LV_ARRAY || lv[j]->arr->rank != t->rank) { continue; }
+        IrValue *a = lv[j]->arr;
+        for (int d = 0; d < t->rank; d++) {
+            const FeDim *dim = &t->dims[d];
+            IrValue *want = NULL;
+            if (dim->kind == FE_DIM_VAR) {
+                for (int k = 0; k < L->e->nsizes; k++) {
+                    if (strcmp(L->e->sizes[k]->name, dim->name) == 0) { want = L->e->sizes[k]; }
+                }
+            } else if (dim->kind == FE_DIM_CONST && !(a->dims[d]->has_const && a->dims[d]->const_val == dim->value)) {
+                want = ir_size_const(L->m, L->e, dim->value, line);
+            }
+            const char *w = t->rank == 2 ? ir_fmt(L->m->arena, "the %s of %s", d ? "columns" : "rows", what) : what;
+            check_same_size(L, want, a->dims[d], line, w);
+        }
+    }
+}
+
 static void lower_entry(Lower *L, FeFunc *f) {
     IrModule *m = L->m;
     const char *name = f->inst_name ? f->inst_name : f->name;
@@ -972,7 +1129,9 @@ static void lower_entry(Lower *L, FeFunc *f) {
         for (int j = 0; j < e->nparams; j++) {
             IrValue *pv = e->params[j];
             if (pv->rank || !ir_scalar_is_int(pv->elem) || strcmp(pv->name, sv->name) != 0) { continue; }
-            IrStmt *st = ir_stmt_new(m, e, IR_S_SCALAR, IR_AOP_scalar, f->loc.line);
+            /* checked: a negative one fails the entry (ops.def: nonneg_size) */
+            IrStmt *st = ir_stmt_new(m, e, IR_S_SCALAR, IR_AOP_nonneg_size, f->loc.line);
+            st->what = ir_fmt(m->arena, "parameter '%s'", pv->name);
             st->map = ir_lambda_new(m, 0, NULL, 1);
             st->map->res[0] = ir_e_cast(m, IR_I64, ir_e_free(m, pv));
             sv->is_size = false;
@@ -986,6 +1145,7 @@ static void lower_entry(Lower *L, FeFunc *f) {
         }
     }
     LVal *r = lower(L, f->body, env);
+    check_result_sizes(L, f->result, r, f->loc.line, ir_fmt(m->arena, "the result of '%s'", name));
     int n;
     LVal **rl = flat(L, r, &n);
     e->results = ir_alloc(m->arena, sizeof *e->results * (size_t)(n + 1));

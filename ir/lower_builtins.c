@@ -91,7 +91,7 @@ LVal *reduce_lval(Lower *L, FeExpr *x, LVal *arr, int axis, Env *env) {
     const FeType *elem_t = at->elem;
     Ins in = { 0 };
     IrValue *w = NULL;
-    collect_arrays(L, arr, &in, &w, x->loc);
+    collect_arrays(L, arr, &in, &w, x->loc, ir_fmt(m->arena, "'%s'", fe_builtin_name(x->builtin)));
     if (!in.nins) { return lv_scalar(L, ir_e_const_i(m, IR_I32, 0)); }
     IrValue *A = in.ins[0];
     IrStmt *s;
@@ -300,7 +300,7 @@ static LVal *lower_scan(Lower *L, FeExpr *x, Env *env) {
     LVal *arr = lower(L, arr_x, env);
     Ins in = { 0 };
     IrValue *w = NULL;
-    collect_arrays(L, arr, &in, &w, x->loc);
+    collect_arrays(L, arr, &in, &w, x->loc, ir_fmt(m->arena, "'%s'", fe_builtin_name(x->builtin)));
     if (!in.nins) { return arr; }
     IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, b == FE_B_EXSCAN ? IR_AOP_exscan : IR_AOP_scan, x->loc.line);
     s->w[0] = w;
@@ -372,7 +372,7 @@ static LVal *lower_map(Lower *L, FeExpr *x, Env *env) {
     IrValue *w = NULL;
     int k = 0;
     LVal **params = ir_alloc(m->arena, sizeof *params * (size_t)(narr + 1));
-    for (int i = 0; i < narr; i++) { collect_arrays(L, arrs[i], &in, &w, x->loc); }
+    for (int i = 0; i < narr; i++) { collect_arrays(L, arrs[i], &in, &w, x->loc, "'map'"); }
     /* element parameters with each argument's structure (leaves now arrays) */
     k = 0;
     for (int i = 0; i < narr; i++) {
@@ -408,7 +408,7 @@ static LVal *lower_filter(Lower *L, FeExpr *x, Env *env) {
     LVal *arr = lower(L, x->args[1], env);
     Ins in = { 0 };
     IrValue *w = NULL;
-    collect_arrays(L, arr, &in, &w, x->loc);
+    collect_arrays(L, arr, &in, &w, x->loc, ir_fmt(m->arena, "'%s'", fe_builtin_name(x->builtin)));
     int n = count_leaves(arr);
     LVal **el = ir_alloc(m->arena, sizeof *el * (size_t)(n + 1));
     IrScalar *pt = ir_alloc(m->arena, sizeof *pt * (size_t)(n + 1));
@@ -450,6 +450,7 @@ static LVal *lower_scatter(Lower *L, FeExpr *x, Env *env) {
     for (int j = 0; j < nd && j < nv; j++) {
         IrValue *dv = need_array(L, dl[j], x->loc.line), *vv = need_array(L, vl[j], x->loc.line);
         if (!dv || !vv || !iv) { lerr(L, x->loc, "internal: scatter arguments"); return dest; }
+        vv = conform(L, vv, iv->dims[0], NULL, x->loc.line, "'scatter'");
         IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCATTER, IR_AOP_scatter, x->loc.line);
         s->w[0] = iv->dims[0];
         s->dest = dv;
@@ -472,7 +473,21 @@ static LVal *lower_scatter(Lower *L, FeExpr *x, Env *env) {
  * elements side by side). */
 static LVal *lower_zip(Lower *L, FeExpr *x, Env *env) {
     LVal *t = lv_tuple(L, x->nargs);
-    for (int i = 0; i < x->nargs; i++) { t->elems[i] = lower(L, x->args[i], env); }
+    IrValue *w = NULL;
+    for (int i = 0; i < x->nargs; i++) {
+        t->elems[i] = lower(L, x->args[i], env);
+        if (!lv_invariant(t->elems[i])) { continue; }  /* inside a lambda: virtual arrays */
+        /* every array of the zip has the first one's size (run-time checked) */
+        int n, at = 0;
+        LVal **lv = flat(L, t->elems[i], &n);
+        for (int j = 0; j < n; j++) {
+            if (lv[j]->kind != LV_ARRAY) { continue; }
+            if (!w) { w = lv[j]->arr->dims[0]; }
+            IrValue *a = conform(L, lv[j]->arr, w, NULL, x->loc.line, "'zip'");
+            if (a != lv[j]->arr) { lv[j] = lv_array(L, a); }
+        }
+        t->elems[i] = rebuild(L, t->elems[i], lv, &at);
+    }
     return t;
 }
 
@@ -487,7 +502,7 @@ static LVal *lower_iota_replicate(Lower *L, FeExpr *x, Env *env) {
     IrModule *m = L->m;
     LVal *nv = lower(L, x->args[0], env);
     IrExpr *n = scalar_of(L, nv, x->loc);
-    IrValue *w = to_value(L, ir_e_cast(m, IR_I64, n), x->loc.line);
+    IrValue *w = checked_size(L, n, x->loc.line, ir_fmt(m->arena, "'%s'", fe_builtin_name(x->builtin)));
     IrStmt *s = ir_stmt_new(m, L->e, IR_S_SCREMA, x->builtin == FE_B_IOTA ? IR_AOP_iota : IR_AOP_replicate, x->loc.line);
     s->w[0] = w;
     if (x->builtin == FE_B_IOTA) {

@@ -75,13 +75,19 @@ IrExpr *scalar_of(Lower *L, LVal *v, SrcLoc loc);
 IrExpr *scalar_op(Lower *L, FeExpr *x, IrExpr **a, int n);
 LVal *lifted(Lower *L, FeExpr *x, FeExpr **ops, int nops, Env *env);
 LVal *apply(Lower *L, LVal *f, LVal **args, int nargs, SrcLoc loc);
-int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc loc);
+int collect_arrays(Lower *L, LVal *v, Ins *in, IrValue **width, SrcLoc loc, const char *what);
 LVal *func_value(Lower *L, FeExpr *x, Env *env);
 IrOperator make_operator(Lower *L, LVal *f, LVal *ne, const FeType *elem_t, SrcLoc loc);
 LVal *outs_like(Lower *L, IrStmt *s, const FeType *t, IrValue *d0, IrValue *d1, int rank);
 LVal *lower(Lower *L, FeExpr *x, Env *env);
 int add_in(Lower *L, Ins *in, IrValue *v);
 bool same_size(const IrValue *a, const IrValue *b);
+/* Run-time size checks (lower.c, ops.def): a against b unless known equal;
+ * a computed size checked non-negative; an array given a shape. `what`
+ * names the operation in the error. */
+void check_same_size(Lower *L, IrValue *a, IrValue *b, int line, const char *what);
+IrValue *checked_size(Lower *L, IrExpr *x, int line, const char *what);
+IrValue *conform(Lower *L, IrValue *a, IrValue *w0, IrValue *w1, int line, const char *what);
 
 /* lower_builtins.c */
 IrExpr *scalar_builtin(IrModule *m, FeBuiltin b, IrExpr **a);

@@ -138,7 +138,7 @@ static const char *stmt_opname(const IrStmt *s) {
     case IR_S_FILTER: return "filter";
     case IR_S_SCATTER: return "scatter";
     case IR_S_SEGRED: return "reduce_axis";
-    case IR_S_SCALAR: return "scalar";
+    case IR_S_SCALAR: return ir_aop_info[s->src].name;  /* scalar, nonneg_size, same_size */
     case IR_S_SCREMA: break;
     }
     bool ident = lambda_is_identity(s->map);
@@ -181,7 +181,7 @@ static void print_stmt(FILE *o, Pr *p, IrStmt *s) {
         fputs(": ", o);
         ptype(o, p, s->outs[j]);
     }
-    fprintf(o, " = %s", stmt_opname(s));
+    fprintf(o, s->nouts ? " = %s" : "%s", stmt_opname(s));
     if (s->kind != IR_S_SCALAR) {
         fputc('<', o);
         pval(o, p, s->w[0]);
@@ -214,6 +214,7 @@ static void print_stmt(FILE *o, Pr *p, IrStmt *s) {
         fputs(" per_row ", o);
         plambda(o, p, s->per_row);
     }
+    if (s->what) { fprintf(o, "  ; %s", s->what); }
     fprintf(o, "  ; line %d\n", s->line);
 }
 

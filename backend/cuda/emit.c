@@ -125,7 +125,8 @@ int be_emit_cuda(FILE *out, IrModule *m) {
                   " *     the caller allocated: arrays, and scalars (one element each)\n"
                   " * Arrays are device pointers; sizes come first, one int64_t per size name.\n"
                   " * Launchers return 0, a cudaError_t, or -1 for an index out of bounds\n"
-                  " * (gpuc_oob_at[0] is the index, gpuc_oob_at[1] the size, until the next call).\n"
+                  " * (gpuc_oob_at[0] is the index, gpuc_oob_at[1] the size, until the next call)\n"
+                  " * or a run-time size error (gpuc_size_msg is then its message, else empty).\n"
                   " * They are asynchronous on the stream except where the host needs a scalar\n"
                   " * or an array is indexed (the bounds check waits). Not thread-safe (device\n"
                   " * blocks are cached per translation unit). Include it in one .cu file of a\n"
@@ -138,13 +139,13 @@ int be_emit_cuda(FILE *out, IrModule *m) {
     be_printf(&b, "\n\n");
     template_defines(&b, m);
     /* the preludes once per translation unit (several programs may be
-     * included); under nvcc the prelude's four global variables get the
+     * included); under nvcc the prelude's five global variables get the
      * program's name, so programs in several .cu files of one executable
      * link (its functions are inline) */
     be_printf(&b, "#ifndef GPUC_CUDA_PRELUDE_\n#define GPUC_CUDA_PRELUDE_\n"
                   "#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n");
-    static const char *const globals[] = { "gpuc_oob_hit", "gpuc_oob_at", "gpuc_oob_flag_d", "gpuc_oob_at_d" };
-    for (int i = 0; i < 4; i++) {
+    static const char *const globals[] = { "gpuc_oob_hit", "gpuc_oob_at", "gpuc_oob_flag_d", "gpuc_oob_at_d", "gpuc_size_msg" };
+    for (int i = 0; i < 5; i++) {
         be_printf(&b, "#define %s %s_", globals[i], globals[i]);
         guard_name(&b, m->file);
         be_printf(&b, "\n");

@@ -32,7 +32,8 @@
  *   (waits for the stream; gpuc_h_free(h, p) after it, a no-op for nvcc)
  * GPUC_TRY(x) returns x's error after releasing every device block this call
  * allocated (gpuc_h_release to the mark taken on entry), so a failed call
- * leaks nothing. An index out of bounds makes the entry return -1. */
+ * leaks nothing. An index out of bounds, or a failed run-time size check
+ * (ir/ops.def: same_size, nonneg_size; at once), makes the entry return -1. */
 static const char *count_of(CuEmit *c, const IrValue *v) {
     if (v->rank == 1) { return be_strf(&c->x, "%s", be_vname(v->dims[0])); }
     return be_strf(&c->x, "(%s * %s)", be_vname(v->dims[0]), be_vname(v->dims[1]));
@@ -153,6 +154,13 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         }
         if (epilogue_of(c, k)) {
             be_line(b, "/* computed by %s (its epilogue) */", epilogue_of(c, k)->name);
+            return;
+        }
+        if (ir_size_check_stmt(s)) {
+            /* a failed size check fails the entry at once (-1, as an index out of bounds) */
+            c->x.host_reads = true;
+            be_size_check(&c->x, c->m->file, s, "GPUC_TRY(-1);");
+            c->x.host_reads = false;
             return;
         }
         const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
@@ -663,6 +671,7 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     b->indent = 1;
     be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
     be_line(b, "gpuc_oob_hit = 0;  /* this call's out-of-bounds record: an earlier call's does not fail it */");
+    be_line(b, "gpuc_size_msg[0] = 0;");
     if (c->shard) { cuda_shard_sizes(c); }
     ir_count_uses(e);  /* device_scalar_result needs each value's readers */
     c->x.ntmp = 0;

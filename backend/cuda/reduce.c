@@ -142,7 +142,9 @@ int reduce_epilogue(CuEmit *c, const IrKernel *k) {
     int n = 0;
     while (ki + 1 + n < e->nkernels) {
         const IrKernel *h = &e->kernels[ki + 1 + n];
-        if (h->kind != IR_K_HOST || h->stmt->kind != IR_S_SCALAR || x.nok + h->stmt->nouts > EPILOGUE_MAX) { break; }
+        /* a size check stays on the host, where its error is reported */
+        if (h->kind != IR_K_HOST || h->stmt->kind != IR_S_SCALAR || ir_size_check_stmt(h->stmt) ||
+            x.nok + h->stmt->nouts > EPILOGUE_MAX) { break; }
         ir_stmt_visit_reads(h->stmt, epilogue_visit, &x);
         if (x.bad) { break; }
         for (int o = 0; o < h->stmt->nouts; o++) { x.ok[x.nok++] = h->stmt->outs[o]; }
