@@ -268,6 +268,22 @@ def test_non_default_stream():
     assert float(r[5]) == 4.0
 
 
+def test_run_time_size_mismatch_on_the_device():
+    # a filter's count meets another size on the GPU: the launcher's host check
+    cupy = _need("cupy")
+    m = gpuc.compile("entry f(x: f32[n], y: f32[n]) -> f32[_] { let p = filter(|v| v > 0.0, x); return p + y; }\n",
+                     backend="cuda")
+    x = cupy.asarray([1, -2, 3, 4], dtype=cupy.float32)
+    y = cupy.asarray([10, 20, 30, 40], dtype=cupy.float32)
+    try:
+        m.f(x, y)
+        raise AssertionError("a size mismatch accepted")
+    except gpuc.ExecutionError as e:
+        assert "size mismatch in operator '+': 3 vs 4" in str(e) and e.entry == "f", str(e)
+    r = m.f(cupy.asarray([1, 2, 3], dtype=cupy.float32), cupy.asarray([10, 20, 30], dtype=cupy.float32))
+    assert r.get().tolist() == [11.0, 22.0, 33.0]
+
+
 def test_errors_name_things():
     cupy = _need("cupy")
     m = gpuc.compile(SAXPY + "entry pick(x: f32[n], i: i64[m]) -> f32[m] = map(|k| x[k], i);\n", backend="cuda")

@@ -76,6 +76,26 @@ def test_index_out_of_bounds_is_a_gpuc_error():
     np.testing.assert_array_equal(m.apply_perm(x, np.array([3, 2, 1, 0], dtype=np.int64)), x[::-1])
 
 
+FILTER_ADD = """entry f(x: f32[n], y: f32[n]) -> f32[_] {
+    let p = filter(|v| v > 0.0, x);
+    return p + y;
+}
+"""
+
+
+def test_run_time_size_mismatch_is_a_gpuc_error():
+    # the filter keeps 3 of 4: its result meets y's 4 elements (docs/language.md)
+    m = gpuc.compile(FILTER_ADD, backend="c")
+    x = np.array([1, -2, 3, 4], dtype=np.float32)
+    y = np.array([10, 20, 30, 40], dtype=np.float32)
+    with pytest.raises(gpuc.ExecutionError, match=r"size mismatch in operator '\+': 3 vs 4") as info:
+        m.f(x, y)
+    assert info.value.entry == "f"
+    # every element kept: the sizes are equal at run time
+    np.testing.assert_array_equal(m.f(np.array([1, 2, 3], dtype=np.float32), np.array([10, 20, 30], dtype=np.float32)),
+                                  np.array([11, 22, 33], dtype=np.float32))
+
+
 def test_struct_argument_errors():
     m = gpuc.compile(EXAMPLES / "points.gdsl")
     with pytest.raises(TypeError, match="must be a dict with the fields x, y of Point; missing y"):
