@@ -252,9 +252,16 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
         /* ROW EXP REUSE: the registers (g_c) hold exp(x - max) in phase 2 */
         bool reuse = row_exp_node && strncmp(regs, "g_c", 3) == 0;
         if (post && reuse) {
-            bool f32 = row_exp_node->ty == IR_F32;
-            be_line(b, "const %s g_ex = GPUC_ROW_EXP_REUSE ? %s : %s(%s - %s);", f32 ? "float" : "double", pn[0], f32 ? "expf" : "exp", pn[0],
-                    racc[0][0]);
+            /* the post's own exponential when the register still holds the element */
+            const char **args = calloc((size_t)(s->nins + ir_stmt_red_width(s)) + 1, sizeof *args);
+            args[0] = pn[0];
+            for (int j = 0; j < s->reds[0].arity; j++) { args[s->nins + j] = racc[0][j]; }
+            const char *const *saved = c->x.params;
+            c->x.params = args;
+            const char *own = be_expr(&c->x, row_exp_node);
+            c->x.params = saved;
+            free(args);
+            be_line(b, "const %s g_ex = GPUC_ROW_EXP_REUSE ? %s : %s;", ct(row_exp_node->ty), pn[0], own);
             be_expr_bind(&c->x, row_exp_node, "g_ex");
         }
         if (post) {
@@ -716,16 +723,16 @@ static bool row_softmax_regs_ok(const IrKernel *k) {
            strcmp(s->reds[0].name, "online_softmax") == 0;
 }
 
-/* ROW EXP REUSE. Softmax's phase 1 takes exp(x - max) of every element for
- * the sum, and its post, exp(x - max) / sum, takes it again: where the
+/* ROW EXP REUSE. Softmax's phase 1 takes exp(v - max) of every element's
+ * value v (the map's: the element, or softmax(x * scale)'s x * scale) for
+ * the sum, and its post, exp(v - max) / sum, takes it again: where the
  * block holds the whole row in registers (so its g_mx is the row's maximum,
  * the post's max) and the post reads the element only inside that
  * exponential, phase 1 leaves the exponential in the element's register and
- * phase 2 reads it there: one exp an element instead of two, the same
- * values (the same expf of the same difference). Returns the post's node
- * exp(p0 - p1) (p0 the one input, p1 the pair's max) when the map passes
- * the element through as the pair's value and every use of p0 in the post
- * is that node, else NULL. */
+ * phase 2 reads it there: one exp an element instead of two. Returns the
+ * post's node exp(v - p1) (v the map's value expression over the one
+ * input p0, p1 the pair's max) when every use of p0 in the post is inside
+ * it, else NULL. */
 static bool post_x_only_in(const IrExpr *e, const IrExpr *node, bool *found) {
     if (!e) { return true; }
     if (e == node) { *found = true; return true; }
@@ -733,27 +740,24 @@ static bool post_x_only_in(const IrExpr *e, const IrExpr *node, bool *found) {
     for (int i = 0; i < 3; i++) { if (!post_x_only_in(e->a[i], node, found)) { return false; } }
     return true;
 }
-static const IrExpr *find_exp_node(const IrExpr *e) {
+static const IrExpr *find_exp_node(const IrExpr *e, const IrExpr *value) {
     if (!e) { return NULL; }
     const IrExpr *d = e->kind == IR_E_MATH && e->op == IR_MATH_exp ? e->a[0] : NULL;
-    if (d && d->kind == IR_E_BIN && d->op == IR_BIN_sub && d->a[0]->kind == IR_E_PARAM && d->a[0]->index == 0 &&
-        d->a[1]->kind == IR_E_PARAM && d->a[1]->index == 1) {
+    if (d && d->kind == IR_E_BIN && d->op == IR_BIN_sub && ir_expr_equal(d->a[0], value) && d->a[1]->kind == IR_E_PARAM &&
+        d->a[1]->index == 1) {
         return e;
     }
     for (int i = 0; i < 3; i++) {
-        const IrExpr *f = find_exp_node(e->a[i]);
+        const IrExpr *f = find_exp_node(e->a[i], value);
         if (f) { return f; }
     }
     return NULL;
 }
 static const IrExpr *row_exp_reuse_node(const IrKernel *k) {
     const IrStmt *s = k->stmt;
-    if (!row_softmax_regs_ok(k) || s->nins != 1 || s->map->nres != 2 || s->map->res[0]->kind != IR_E_PARAM ||
-        s->map->res[0]->index != 0) {
-        return NULL;
-    }
+    if (!row_softmax_regs_ok(k) || s->nins != 1 || s->map->nres != 2) { return NULL; }
     const IrExpr *node = NULL;
-    for (int r = 0; r < s->post->nres && !node; r++) { node = find_exp_node(s->post->res[r]); }
+    for (int r = 0; r < s->post->nres && !node; r++) { node = find_exp_node(s->post->res[r], s->map->res[0]); }
     if (!node || node->ty != s->reds[0].op->ptypes[0]) { return NULL; }
     bool found = false;
     for (int r = 0; r < s->post->nres; r++) {
