@@ -41,8 +41,8 @@ static const char *row_persist = "GPUC_ROW_PERSIST";
 static int row_kernel_id;
 /* Set while emit_row_kernel writes a kernel whose block holds the whole row
  * in registers (NAME_regs, NAME_big) and whose post reads the row's element
- * only as exp(x - max) (softmax; ROW EXP REUSE): the post's node of that
- * exponential, else NULL. */
+ * only inside exp(v - max), v the map's value (softmax; ROW EXP REUSE): the
+ * post's node of that exponential, else NULL. */
 static const IrExpr *row_exp_node;
 
 /* ---- row reductions: a part of a warp, a warp or a block per row ---- */
