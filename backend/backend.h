@@ -91,6 +91,7 @@ char *be_strf(BeExprCtx *c, const char *fmt, ...) __attribute__((format(printf, 
  * recorded when it fails as an index out of bounds is; `fail` (or NULL) is
  * run then (backend/host.c). */
 void be_size_check(BeExprCtx *x, const char *file, const IrStmt *s, const char *fail);
+void be_c_string(BeBuf *b, const char *s);  /* s as a C string literal, escaped */
 
 /* The prelude (types, integer helpers) and the text I/O (backend/host.c). */
 void be_prelude(BeBuf *b, bool cuda);

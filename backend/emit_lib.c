@@ -776,17 +776,6 @@ static void entry_wrapper(BeBuf *b, const char *L, IrEntry *e, bool sharded) {
 
 /* ---- the generic entry table (see table_header) ---- */
 
-static void c_str(BeBuf *b, const char *s) {
-    be_printf(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') { be_printf(b, "\\%c", ch); }
-        else if (ch < 0x20 || ch >= 0x7f) { be_printf(b, "\\%03o", ch); }
-        else { be_printf(b, "%c", ch); }
-    }
-    be_printf(b, "\"");
-}
-
 /* The helpers every thunk uses: argument checks, the call's stream, results
  * handed over or copied into the caller's memory. */
 static void table_support(BeBuf *b, const char *L) {
@@ -854,7 +843,7 @@ static void table_comp_arrays(BeBuf *b, const char *e, const char *side, const C
     for (int i = 0; i < n; i++) { be_printf(b, "%s %d", i ? "," : "", cs[i].v->rank); }
     be_printf(b, "%s };\n", n ? "" : " 0");
     be_printf(b, "static const char *const gpuc_table_%s_%s_labels[] = {", e, side);
-    for (int i = 0; i < n; i++) { be_printf(b, "%s ", i ? "," : ""); c_str(b, cs[i].label); }
+    for (int i = 0; i < n; i++) { be_printf(b, "%s ", i ? "," : ""); be_c_string(b, cs[i].label); }
     be_printf(b, "%s };\n", n ? "" : " \"\"");
 }
 
@@ -1022,9 +1011,9 @@ static void entry_table(BeBuf *b, const char *L, IrModule *m, const BeLibOptions
         IrEntry *e = m->entries[i];
         entry_thunk(b, L, e, shard_twin(o, i) != NULL);
         be_printf(b, "static const char *const gpuc_table_%s_pnames[] = {", e->name);
-        for (int g = 0; g < e->ngroups_in; g++) { be_printf(b, "%s ", g ? "," : ""); c_str(b, e->groups_in[g].name); }
+        for (int g = 0; g < e->ngroups_in; g++) { be_printf(b, "%s ", g ? "," : ""); be_c_string(b, e->groups_in[g].name); }
         be_printf(b, "%s };\nstatic const char *const gpuc_table_%s_ptypes[] = {", e->ngroups_in ? "" : " NULL", e->name);
-        for (int g = 0; g < e->ngroups_in; g++) { be_printf(b, "%s ", g ? "," : ""); c_str(b, e->param_types ? e->param_types[g] : "?"); }
+        for (int g = 0; g < e->ngroups_in; g++) { be_printf(b, "%s ", g ? "," : ""); be_c_string(b, e->param_types ? e->param_types[g] : "?"); }
         be_printf(b, "%s };\n", e->ngroups_in ? "" : " NULL");
     }
     be_printf(b, "static const GpucLibEntryInfo gpuc_table[] = {\n");
@@ -1032,7 +1021,7 @@ static void entry_table(BeBuf *b, const char *L, IrModule *m, const BeLibOptions
         IrEntry *e = m->entries[i];
         Comps cs = entry_comps(e);
         be_printf(b, "    { \"%s\", %d, gpuc_table_%s_pnames, gpuc_table_%s_ptypes, ", e->name, e->ngroups_in, e->name, e->name);
-        c_str(b, e->result_type ? e->result_type : "?");
+        be_c_string(b, e->result_type ? e->result_type : "?");
         be_printf(b, ", %d, %d, gpuc_table_%s },\n", cs.nin, cs.nout, e->name);
         comps_free(&cs);
     }
@@ -1060,7 +1049,7 @@ static void shard_table(BeBuf *b, const char *L, IrModule *m, const BeLibOptions
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         be_printf(b, "    { \"%s\", %d, ", e->name, shard_twin(o, i) != NULL);
-        c_str(b, not_sharded(o, i) ? not_sharded(o, i) : "");
+        be_c_string(b, not_sharded(o, i) ? not_sharded(o, i) : "");
         be_printf(b, ", gpuc_shard_%s_in, gpuc_shard_%s_out },\n", e->name, e->name);
     }
     be_printf(b, "    { NULL, 0, NULL, NULL, NULL },\n};\n");

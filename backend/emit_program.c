@@ -23,15 +23,6 @@
 
 #include <stdlib.h>
 
-static void c_string(BeBuf *b, const char *s) {
-    be_printf(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') { be_printf(b, "\\%c", *s); }
-        else { be_printf(b, "%c", *s); }
-    }
-    be_printf(b, "\"");
-}
-
 /* The host interface of backend/cuda/launch.c's launchers, over the gpuc
  * runtime. Device pointers travel as typed C pointers (a CUdeviceptr fits).
  * GpucKernels caches the functions of one module by name. Shared with the
@@ -509,9 +500,9 @@ int be_emit_program(FILE *out, IrModule *m) {
         be_printf(&b, "static const GpucParam gpuc_params_%s[] = {\n", e->name);
         for (int g = 0; g < e->ngroups_in; g++) {
             be_printf(&b, "    { ");
-            c_string(&b, e->groups_in[g].name);
+            be_c_string(&b, e->groups_in[g].name);
             be_printf(&b, ", ");
-            c_string(&b, e->param_types ? e->param_types[g] : "?");
+            be_c_string(&b, e->param_types ? e->param_types[g] : "?");
             be_printf(&b, " },\n");
         }
         if (!e->ngroups_in) { be_printf(&b, "    { 0, 0 },\n"); }
@@ -521,7 +512,7 @@ int be_emit_program(FILE *out, IrModule *m) {
     for (int i = 0; i < m->nentries; i++) {
         IrEntry *e = m->entries[i];
         be_printf(&b, "    { \"%s\", %d, gpuc_params_%s, ", e->name, e->ngroups_in, e->name);
-        c_string(&b, e->result_type ? e->result_type : "?");
+        be_c_string(&b, e->result_type ? e->result_type : "?");
         be_printf(&b, ", gpuc_run_c_%s, GPUC_RUN_CUDA(gpuc_run_cuda_%s), ", e->name, e->name);
         if (e->sharded) { be_printf(&b, "&gpuc_shard_info_%s },\n", e->name); }
         else { be_printf(&b, "NULL },\n"); }

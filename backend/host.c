@@ -452,13 +452,17 @@ void be_main(BeBuf *b, IrModule *m) {
     be_line(b, "}");
 }
 
-/* s as the text of a C string literal's contents (quotes and backslashes escaped). */
-static void c_text(BeBuf *b, const char *s) {
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') { be_printf(b, "\\%c", *s); }
-        else if ((unsigned char)*s < ' ') { be_printf(b, "?"); }
-        else { be_printf(b, "%c", *s); }
+/* s as a C string literal: quotes and backslashes escaped, other bytes
+ * outside printable ASCII in octal; NULL as "". */
+void be_c_string(BeBuf *b, const char *s) {
+    be_printf(b, "\"");
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') { be_printf(b, "\\%c", ch); }
+        else if (ch < 0x20 || ch >= 0x7f) { be_printf(b, "\\%03o", ch); }
+        else { be_printf(b, "%c", ch); }
     }
+    be_printf(b, "\"");
 }
 
 /* A size check statement (ir/ops.def: nonneg_size, same_size) on the host:
@@ -469,12 +473,12 @@ void be_size_check(BeExprCtx *x, const char *file, const IrStmt *s, const char *
     BeBuf *b = x->b;
     const char *res[2] = { NULL, NULL };
     be_lambda(x, s->map, NULL, res);
-    BeBuf at = { 0 };
-    be_printf(&at, "\"");
-    c_text(&at, file);
-    be_printf(&at, ":%d\", \"", s->line);
-    c_text(&at, s->what ? s->what : "an operation");
-    be_printf(&at, "\"");
+    BeBuf where = { 0 }, at = { 0 };  /* at: "FILE:LINE", "WHAT" */
+    be_printf(&where, "%s:%d", file, s->line);
+    be_c_string(&at, where.p);
+    be_printf(&at, ", ");
+    be_c_string(&at, s->what ? s->what : "an operation");
+    be_buf_free(&where);
     if (s->src == IR_AOP_nonneg_size) {
         be_line(b, "const int64_t %s = gpuc_size_nonneg(%s, %s);", be_vname(s->outs[0]), res[0], at.p);
     } else {
