@@ -889,6 +889,93 @@ static void row_per_row(CuEmit *c, IrStmt *s, char ***racc) {
     c->x.nmemo = memo;
 }
 
+/* ROW EARLY READS: does the per-row map's expression e depend on the row
+ * alone (no result of the row, no column, no fold)? */
+static bool per_row_only_row(const IrExpr *e) {
+    if (!e) { return true; }
+    switch (e->kind) {
+    case IR_E_PARAM: case IR_E_FOLD: case IR_E_LOOPVAR: return false;
+    case IR_E_IDX: return e->index == 0;
+    default: break;
+    }
+    for (int i = 0; i < 3; i++) { if (!per_row_only_row(e->a[i])) { return false; } }
+    return true;
+}
+
+/* The reads of the per-row map that depend on the row alone and whose
+ * index reads nothing (cross-entropy's t[i], not A[i, t[i]], whose load
+ * would wait for t[i]'s at the row's start; at the store it finds the row
+ * in L1), at most max of them, into reads. */
+static int per_row_reads(const IrExpr *e, const IrExpr **reads, int n, int max) {
+    if (!e || n == max) { return n; }
+    if (e->kind == IR_E_READ && per_row_only_row(e) && !expr_reads(e->a[0]) && !expr_reads(e->a[1])) {
+        for (int i = 0; i < n; i++) { if (reads[i] == e) { return n; } }
+        reads[n] = e;
+        return n + 1;
+    }
+    for (int i = 0; i < 3; i++) { n = per_row_reads(e->a[i], reads, n, max); }
+    return n;
+}
+
+/* ROW EARLY READS: the per-row map's reads that depend on the row alone
+ * and index nothing else that is read (cross-entropy's t[i]) are issued
+ * at the row's start, before phase 1, by the thread that stores the row's
+ * result, under the condition of that store (`cond`), so their latency
+ * overlaps the row's loads instead of following its reduction (before:
+ * t[i] from DRAM, then A[i, t[i]], two dependent loads after the row's
+ * reduction, with the warp waiting).  Each is
+ * bound (be_expr_bind) to g_er<n>, which row_per_row then reads; the
+ * caller drops the bindings (c->x.nmemo) when the row's body ends.  With
+ * -DGPUC_ROW_EARLY_READS=0 the store assigns them itself
+ * (row_early_reads_late), as before this change (a comparison). */
+enum { ROW_EARLY_MAX = 8 };
+typedef struct {
+    int n;                                /* reads issued early */
+    int bind_at;                          /* their bindings' first memo entry */
+    const IrExpr *reads[ROW_EARLY_MAX];
+} RowEarly;
+
+static void row_early_reads(CuEmit *c, IrStmt *s, const char *cond, RowEarly *er) {
+    BeBuf *b = c->b;
+    er->n = 0;
+    for (int r = 0; s->per_row && r < s->per_row->nres; r++) { er->n = per_row_reads(s->per_row->res[r], er->reads, er->n, ROW_EARLY_MAX); }
+    if (er->n == 0) { return; }
+    const char *i0 = c->x.idx[0], *i1 = c->x.idx[1];
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "gpuc_not_per_row";  /* never read: a compile error if it were */
+    be_line(b, "/* the per-row map's reads of the row alone, issued before the row's loads (rows.c, grep \"ROW EARLY READS\") */");
+    for (int i = 0; i < er->n; i++) { be_line(b, "%s g_er%d = (%s)0;", ct(er->reads[i]->ty), i, ct(er->reads[i]->ty)); }
+    be_printf(b, "#if GPUC_ROW_EARLY_READS\n");
+    be_line(b, "if (%s) {", cond);
+    b->indent++;
+    int memo = c->x.nmemo;
+    for (int i = 0; i < er->n; i++) { be_line(b, "g_er%d = %s;", i, be_expr(&c->x, er->reads[i])); }
+    c->x.nmemo = memo;  /* the temporaries end with the block */
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    c->x.idx[0] = i0;
+    c->x.idx[1] = i1;
+    er->bind_at = c->x.nmemo;
+    for (int i = 0; i < er->n; i++) { be_expr_bind(&c->x, er->reads[i], be_strf(&c->x, "g_er%d", i)); }
+}
+
+/* ROW EARLY READS off: the store's thread assigns g_er<n> itself, each
+ * read emitted with its binding hidden. */
+static void row_early_reads_late(CuEmit *c, const RowEarly *er) {
+    be_printf(c->b, "#if !GPUC_ROW_EARLY_READS\n");
+    int memo = c->x.nmemo;
+    c->x.idx[0] = "g_row";
+    c->x.idx[1] = "gpuc_not_per_row";
+    for (int i = 0; i < er->n; i++) {
+        c->x.mexpr[er->bind_at + i] = NULL;
+        be_line(c->b, "g_er%d = %s;", i, be_expr(&c->x, er->reads[i]));
+        c->x.mexpr[er->bind_at + i] = er->reads[i];
+    }
+    c->x.nmemo = memo;
+    be_printf(c->b, "#endif\n");
+}
+
 /* ROW PAIR: the row's threads combine the online softmax pair acc: the
  * row's maximum first, then each thread's sum scaled to it (one exp a
  * thread), summed: every thread gets the operator's result over the row. */
@@ -1127,6 +1214,9 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     if (row_pair_ok(k)) {
         be_printf(b, "#ifndef GPUC_ROW_PAIR_FOLD\n#define GPUC_ROW_PAIR_FOLD 1  /* -DGPUC_ROW_PAIR_FOLD=0: the online softmax pair folded per element (a comparison) */\n#endif\n");
     }
+    if (s->per_row) {
+        be_printf(b, "#ifndef GPUC_ROW_EARLY_READS\n#define GPUC_ROW_EARLY_READS 1  /* -DGPUC_ROW_EARLY_READS=0: the per-row map's reads at the row's store (a comparison; rows.c, grep \"ROW EARLY READS\") */\n#endif\n");
+    }
     const IrValue *col_reads[ROW_BIG_READS];
     if (!row_big_variant && s->post && k->vectorize && row_big_reads(k, col_reads) > 0) {
         be_printf(b, "#ifndef GPUC_ROW_COL_VECTORS\n#define GPUC_ROW_COL_VECTORS 1  /* -DGPUC_ROW_COL_VECTORS=0: the post's reads at the column as scalars (a comparison; rows.c, grep \"ROW COL VECTORS\") */\n#endif\n");
@@ -1255,6 +1345,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
     }
     const char *cols0 = cols;
+    const char *store_cond = be_strf(&c->x, "g_lane == 0 && g_row < %s%s", rows, cl ? " && g_rank == 0" : "");
+    int body_memo = c->x.nmemo;  /* ROW EARLY READS' bindings end with the row's body */
+    RowEarly early;
+    row_early_reads(c, s, store_cond, &early);
     cols = "g_m";  /* the loops below run over the row's length */
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     if (k->vectorize) {
@@ -1314,7 +1408,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         row_allreduce(c, s, id, racc);
     }
     if (cl) { row_cluster_combine(c, s, id, racc); }
-    be_line(b, "if (g_lane == 0 && g_row < %s%s) {", rows, cl ? " && g_rank == 0" : "");
+    be_line(b, "if (%s) {", store_cond);
     b->indent++;
     int o = 0;
     for (int r = 0; r < s->nreds; r++) {
@@ -1323,6 +1417,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
             if (!s->per_row || s->outs[o]->nuses > 0) { be_line(b, "%s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
         }
     }
+    if (early.n) { row_early_reads_late(c, &early); }
     if (s->per_row) { row_per_row(c, s, racc); }
     b->indent--;
     be_line(b, "}");
@@ -1341,6 +1436,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         }
         c->x.nmemo = memo;
     }
+    c->x.nmemo = body_memo;
     b->indent--;
     be_line(b, "}");
     if (cl) {
