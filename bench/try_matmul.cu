@@ -13,7 +13,8 @@
  * fast kernels directly with 1, 2, 3, 4, 6 and 8 parts (g_ks) at those sizes,
  * each checked and timed the same way (memset of the counters included), to
  * show which split the launcher's rule should pick. Exits 1 if any result
- * is wrong. */
+ * is wrong. `--f64` or `--f32` runs one type only (bench/try_matmul.sh builds
+ * one binary per GPUC_MM_F64_K and runs f64 on each, f32 once). */
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -188,10 +189,25 @@ template <class T> static void sweep(cublasHandle_t h, const char *type, int64_t
     CK(cudaFree(cnt));
 }
 
-int main() {
+int main(int argc, char **argv) {
+    bool f64 = true, f32 = true;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--f64") == 0) {
+            f32 = false;
+        } else if (strcmp(argv[i], "--f32") == 0) {
+            f64 = false;
+        } else {
+            fprintf(stderr, "usage: %s [--f64 | --f32]\n", argv[0]);
+            return 2;
+        }
+    }
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
-    printf("device: %s (sm_%d%d, %d SMs)\n\n", p.name, p.major, p.minor, p.multiProcessorCount);
+    printf("device: %s (sm_%d%d, %d SMs)\n", p.name, p.major, p.minor, p.multiProcessorCount);
+#ifdef GPUC_MM_F64_K
+    printf("f64 products: GPUC_MM_F64_K %d\n", GPUC_MM_F64_K);
+#endif
+    printf("\n");
     cublasHandle_t h;
     CB(cublasCreate(&h));
     CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
@@ -199,18 +215,22 @@ int main() {
     printf("|---|---|---|---|---|---|---|---|---|\n");
     const int64_t odd[][3] = { { 1, 1, 1 }, { 7, 7, 7 }, { 65, 63, 129 }, { 129, 130, 127 }, { 200, 300, 170 }, { 1000, 6, 998 },
                                { 3, 1000, 5 }, { 65, 777, 33 }, { 256, 2048, 256 }, { 1000, 300, 998 } };  /* the last 4: k split */
-    for (auto &s : odd) { one<double>(h, "f64", s[0], s[1], s[2], 1e-12, false); }
-    for (auto &s : odd) { one<float>(h, "f32", s[0], s[1], s[2], 1e-5, false); }
+    for (auto &s : odd) { if (f64) { one<double>(h, "f64", s[0], s[1], s[2], 1e-12, false); } }
+    for (auto &s : odd) { if (f32) { one<float>(h, "f32", s[0], s[1], s[2], 1e-5, false); } }
     const int64_t big[][3] = { { 1024, 1024, 1024 }, { 4096, 4096, 4096 }, { 1000, 1000, 1000 }, { 4095, 4097, 4093 } };
-    for (auto &s : big) { one<double>(h, "f64", s[0], s[1], s[2], 1e-12, true); }
-    for (auto &s : big) { one<float>(h, "f32", s[0], s[1], s[2], 1e-5, true); }
+    for (auto &s : big) { if (f64) { one<double>(h, "f64", s[0], s[1], s[2], 1e-12, true); } }
+    for (auto &s : big) { if (f32) { one<float>(h, "f32", s[0], s[1], s[2], 1e-5, true); } }
     printf("\nthe fast kernels launched with g_ks parts (k split), counters zeroed in each timed call:\n\n");
     printf("| type | n x k x m | parts | blocks | us | TFLOP/s | rel. error | check |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
-    sweep<double>(h, "f64", 1024, 1024, 1024, 1e-12);
-    sweep<double>(h, "f64", 1000, 1000, 1000, 1e-12);
-    sweep<float>(h, "f32", 1024, 1024, 1024, 1e-5);
-    sweep<float>(h, "f32", 1000, 1000, 1000, 1e-5);
+    if (f64) {
+        sweep<double>(h, "f64", 1024, 1024, 1024, 1e-12);
+        sweep<double>(h, "f64", 1000, 1000, 1000, 1e-12);
+    }
+    if (f32) {
+        sweep<float>(h, "f32", 1024, 1024, 1024, 1e-5);
+        sweep<float>(h, "f32", 1000, 1000, 1000, 1e-5);
+    }
     CB(cublasDestroy(h));
     printf("\n%s: %d wrong\n", wrong ? "FAIL" : "PASS", wrong);
     return wrong ? 1 : 0;

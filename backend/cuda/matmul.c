@@ -2,6 +2,7 @@
  * sum(A[i,:] * B[:,j]): a tile of the result per block in registers (f64 on
  * the tensor cores on sm_80+, FMA otherwise), double-buffered slices of A
  * and B through shared memory. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_emit.h"
@@ -142,7 +143,10 @@ static void mm_put(CuEmit *c, IrStmt *s, const char *at) {
  * are right; 16-byte global accesses only where the run-time sizes and the
  * pointers allow them (g_vec), element by element otherwise.
  *   f64  256 threads, 8 warps as 4 x 2, each a 32 x 32 part as 4 x 4 tiles of
- *        8 x 8 on the tensor cores (mma.m16n8k4 on sm_90, m8n8k4 on sm_80).
+ *        8 x 8 on the tensor cores: on sm_90 one mma.m16n8k8 per 16 x 8
+ *        tile a slice (GPUC_MM_F64_K 8, the default; "MM F64 K8") or two
+ *        mma.m16n8k4 (GPUC_MM_F64_K 4), a macro of the emitted code; m8n8k4
+ *        on sm_80.
  *        Slices of A and B MD_BK deep through MD_STAGES stages of shared
  *        memory filled by cp.async, so two slices are in flight while one
  *        is multiplied. The 16-byte chunks of a slice's rows are swizzled
@@ -167,6 +171,8 @@ static void mm_put(CuEmit *c, IrStmt *s, const char *at) {
  * At 1024^3: 128 tiles, so 2 parts for f64 (2 blocks an SM: 16 warps instead
  * of 8) and 3 for f32 (3 blocks an SM). */
 enum { MF_BM = 128, MF_BN = 64, MD_BK = 8, MD_STAGES = 3, MS_BK = 16 };
+/* the emitted condition of the f64 kernel's m16n8k8 products (md_step_k8) */
+#define MD_K8 "GPUC_MM_F64_K == 8 && __CUDA_ARCH__ >= 900"
 /* the accumulators of a block (128 x 64 results): one tile's part in g_ws */
 enum { MF_TILE_ELEMS = MF_BM * MF_BN };
 /* split k only into parts at least this deep, and at most this many */
@@ -269,17 +275,66 @@ static void md_load(CuEmit *c, IrStmt *s, const char *K, const char *kb, const c
     be_line(b, "}");
 }
 
-/* The tensor-core products of stage g_rs (f64): fragments as in mm_step_tc,
- * read through the swizzle. */
+/* Lane (g, i)'s fragments at k = `kk` (i + a multiple of 4) of stage g_rs,
+ * through the swizzle: fa, A at row g of the warp's 8-row tile g_q; fb, B at
+ * column g of its 8-column tile g_q. */
+static void md_frags(BeBuf *b, const char *kk, const char *fa, const char *fb) {
+    be_line(b, "%s = g_as[g_rs][(g_wr * 32 + g_q * 8 + g_g) * 8 + ((((%s) >> 1) ^ (g_g & 2)) << 1) + (g_i & 1)];", fa, kk);
+    be_line(b, "%s = g_bs[g_rs][(%s) * %d + ((((g_wc * 32 + g_q * 8 + g_g) >> 1) ^ (g_i << 1)) << 1) + (g_g & 1)];", fb, kk, MF_BN);
+}
+
+/* MM F64 K8: the products of stage g_rs on sm_90 with GPUC_MM_F64_K 8, one
+ * mma.m16n8k8 per 16 x 8 tile for the whole 8-deep slice (8 a warp, not 16
+ * m16n8k4: half the instructions, and each accumulator read and written once
+ * a slice, not twice). Lane (g, i) passes (PTX ISA, "Matrix Fragments for
+ * mma.m16n8k8", .f64) a0..a3 = A[g][i], A[g + 8][i], A[g][i + 4],
+ * A[g + 8][i + 4] and b0, b1 = B[i][g], B[i + 4][g]: the values m16n8k4 takes
+ * at the slice's k steps 0 and 4, from the same addresses, so the swizzle and
+ * its freedom from bank conflicts are unchanged. ptxas loads them straight
+ * into the mma's register quads (16 LDS.64, 8 DMMA.16x8x8 a slice, 128
+ * registers, no spills). The accumulators as for m16n8k4. */
+static void md_step_k8(BeBuf *b) {
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "double g_fa[4][2], g_fb[4][2];  /* this lane's fragments of the warp's 8-row / 8-column tiles at k i, i + 4 */");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 4; g_q++) {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_e = 0; g_e < 2; g_e++) {");
+    b->indent += 2;
+    md_frags(b, "4 * g_e + g_i", "g_fa[g_q][g_e]", "g_fb[g_q][g_e]");
+    b->indent -= 2;
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_q = 0; g_q < 4; g_q += 2) {");
+    be_line(b, "    #pragma unroll");
+    be_line(b, "    for (int g_n = 0; g_n < 4; g_n++) {");
+    be_line(b, "        double *g_c = &g_acc[(g_q * 4 + g_n) * 2], *g_d = &g_acc[((g_q + 1) * 4 + g_n) * 2];");
+    be_line(b, "        asm(\"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};\"");
+    be_line(b, "            : \"+d\"(g_c[0]), \"+d\"(g_c[1]), \"+d\"(g_d[0]), \"+d\"(g_d[1])");
+    be_line(b, "            : \"d\"(g_fa[g_q][0]), \"d\"(g_fa[g_q + 1][0]), \"d\"(g_fa[g_q][1]), \"d\"(g_fa[g_q + 1][1]), \"d\"(g_fb[g_n][0]), \"d\"(g_fb[g_n][1]));");
+    be_line(b, "    }");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* The tensor-core products of stage g_rs (f64): md_step_k8, or fragments as
+ * in mm_step_tc read through the swizzle, 4 deep at a time. */
 static void md_step(BeBuf *b) {
+    be_printf(b, "#if %s\n", MD_K8);
+    md_step_k8(b);
+    be_printf(b, "#else\n");
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_j = 0; g_j < %d; g_j += 4) {", MD_BK);
     b->indent++;
     be_line(b, "double g_fa[4], g_fb[4];  /* this lane's A and B fragments of the warp's 8-row / 8-column tiles */");
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_q = 0; g_q < 4; g_q++) {");
-    be_line(b, "    g_fa[g_q] = g_as[g_rs][(g_wr * 32 + g_q * 8 + g_g) * 8 + ((((g_j + g_i) >> 1) ^ (g_g & 2)) << 1) + (g_i & 1)];");
-    be_line(b, "    g_fb[g_q] = g_bs[g_rs][(g_j + g_i) * %d + ((((g_wc * 32 + g_q * 8 + g_g) >> 1) ^ (g_i << 1)) << 1) + (g_g & 1)];", MF_BN);
+    b->indent++;
+    md_frags(b, "g_j + g_i", "g_fa[g_q]", "g_fb[g_q]");
+    b->indent--;
     be_line(b, "}");
     be_printf(b, "#if __CUDA_ARCH__ >= 900\n");
     be_line(b, "#pragma unroll");
@@ -304,6 +359,7 @@ static void md_step(BeBuf *b) {
     be_printf(b, "#endif\n");
     b->indent--;
     be_line(b, "}");
+    be_printf(b, "#endif\n");
 }
 
 /* The kernel's start, common to both fast kernels: signature (with the
@@ -387,6 +443,17 @@ static void emit_matmul_f64(CuEmit *c, IrKernel *k) {
     IrValue *A = f->a[2]->a[0]->val, *Bv = f->a[2]->a[1]->val;
     const char *M = vn(c, s->w[0]), *N = vn(c, s->w[1]), *K, *init;
     KParams p = { 0 };
+    /* 8 by default: half the mma instructions and accumulator traffic of 4
+     * (not yet measured; bench/try_matmul.sh times both); GPUC_MM_F64_K=4 in
+     * gpuc's environment, or -DGPUC_MM_F64_K=4 for nvcc/NVRTC, picks m16n8k4 */
+    const char *env = getenv("GPUC_MM_F64_K");
+    int kk = env && strcmp(env, "4") == 0 ? 4 : 8;
+    be_printf(b, "#ifndef GPUC_MM_F64_K\n"
+                 "#define GPUC_MM_F64_K %d  /* f64 products on sm_90: 4 mma.m16n8k4, 8 mma.m16n8k8 (backend/cuda/matmul.c, grep \"MM F64 K8\") */\n"
+                 "#endif\n"
+                 "#if GPUC_MM_F64_K != 4 && GPUC_MM_F64_K != 8\n"
+                 "#error \"GPUC_MM_F64_K must be 4 or 8\"\n"
+                 "#endif\n", kk);
     mf_begin(c, k, &p, 2, 2, MD_BK, &K, &init);
     be_line(b, "/* a %d x %d tile of the result per block on the tensor cores; slices of A and B %d deep,", MF_BM, MF_BN, MD_BK);
     be_line(b, " * %d stages of shared memory filled by cp.async (backend/cuda/matmul.c, MM FAST) */", MD_STAGES);
