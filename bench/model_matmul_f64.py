@@ -22,7 +22,10 @@ below apart from the kernel: lane (g, i) = (lane / 4, lane % 4)
            b0, b1 = B[i][g], B[i + 4][g]; C as m16n8k4
 Each block's results must equal A @ B on its tile (every result written
 once, none outside the matrices), and every fragment read of shared memory
-must take the least number of wavefronts (no bank conflicts). Prints one
+must take the least number of wavefronts (no bank conflicts). Not modelled:
+the rotation of the stages and the cp.async waits and barriers (the slices
+are taken one at a time), nor the sum of a split's parts (added here).
+Prints one
 line a configuration and `model: ok`; exits 1 on the first mismatch.
 """
 import os
