@@ -76,6 +76,8 @@ void acc_free(IrStmt *s, char ***racc);
 const char **map_body(CuEmit *c, IrStmt *s, const char *at);
 void element(CuEmit *c, IrStmt *s, const char **res, const char *at, char ***racc);
 void map_element(CuEmit *c, IrStmt *s, char ***racc);
+/* Does the expression read an array anywhere (a gather)? A walk of its tree. */
+bool expr_reads(const IrExpr *e);
 const char *width_expr(CuEmit *c, IrStmt *s);
 void segred_element(CuEmit *c, IrStmt *s, const char *cols, char ***racc);
 

@@ -107,6 +107,13 @@ void map_element(CuEmit *c, IrStmt *s, char ***racc) {
     free(res);
 }
 
+bool expr_reads(const IrExpr *e) {
+    if (!e) { return false; }
+    if (e->kind == IR_E_READ) { return true; }
+    for (int i = 0; i < 3; i++) { if (expr_reads(e->a[i])) { return true; } }
+    return false;
+}
+
 const char *width_expr(CuEmit *c, IrStmt *s) {
     if (s->rank == 2) { return be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])); }
     return be_strf(&c->x, "%s", be_vname(s->w[0]));

@@ -577,11 +577,6 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
     kp_free(&p);
 }
 
-static bool expr_reads(const IrExpr *x) {
-    if (!x) { return false; }
-    return x->kind == IR_E_READ || expr_reads(x->a[0]) || expr_reads(x->a[1]) || expr_reads(x->a[2]);
-}
-
 static bool lambda_reads(const IrLambda *l) {
     if (!l) { return false; }
     for (int i = 0; i < l->nres; i++) { if (expr_reads(l->res[i])) { return true; } }

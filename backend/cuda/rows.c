@@ -377,13 +377,6 @@ static void declare_regs(CuEmit *c, IrKernel *k, int n, const char *regs) {
     }
 }
 
-/* Does the expression read an array (a gather)? */
-static bool expr_reads(const IrExpr *e) {
-    if (!e) { return false; }
-    if (e->kind == IR_E_READ) { return true; }
-    for (int i = 0; i < 3; i++) { if (expr_reads(e->a[i])) { return true; } }
-    return false;
-}
 static bool post_reads(const IrLambda *post) {
     for (int r = 0; post && r < post->nres; r++) { if (ir_expr_tree_size(post->res[r]) <= IR_MAX_EXPR_TREE && expr_reads(post->res[r])) { return true; } }
     return false;
