@@ -122,7 +122,7 @@ const char *width_expr(CuEmit *c, IrStmt *s) {
 /* The element (g_row, g_col) of a row/column reduction: the map body at
  * the flat index, folded into the accumulators racc. */
 void segred_element(CuEmit *c, IrStmt *s, const char *cols, char ***racc) {
-    be_line(c->b, "const int64_t g_f = g_row * %s + g_col;", cols);
+    be_line(c->b, "const int64_t g_f = g_row * %s + g_col;  (void)g_f;", cols);
     c->x.idx[0] = "g_row";
     c->x.idx[1] = "g_col";
     const char **res = map_body(c, s, "g_f");

@@ -1322,20 +1322,20 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         b->indent++;
         be_line(b, "const int64_t g_row = g_row0;");
         be_line(b, "const int64_t g_m = g_row < %s ? (%s - g_cb < g_part ? %s - g_cb : g_part) : 0;  /* the part's length */", rows, cols, cols);
-        be_line(b, "const int64_t g_rb = g_row * %s + g_cb;  /* the part's first element */", cols);
+        be_line(b, "const int64_t g_rb = g_row * %s + g_cb;  (void)g_rb;  /* the part's first element */", cols);
         row_col = "(g_cb + g_col)";
     } else if (big) {
         be_line(b, "/* a block per row (g_tpr is blockDim.x), every row on a 16-byte boundary and whole vectors (the launcher checked) */");
         be_line(b, "for (int64_t g_row = (int64_t)blockIdx.x; g_row < %s; g_row += (int64_t)gridDim.x) {", rows);
         b->indent++;
         be_line(b, "const int64_t g_m = %s;  /* the row's length */", cols);
-        be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
+        be_line(b, "const int64_t g_rb = g_row * %s;  (void)g_rb;  /* the row's first element */", cols);
     } else {
         be_line(b, "for (int64_t g_row0 = (int64_t)blockIdx.x * g_rpb + (int64_t)((threadIdx.x & ~31u) / (unsigned)g_tpr); g_row0 < %s; g_row0 += (int64_t)gridDim.x * g_rpb) {", rows);
         b->indent++;
         be_line(b, "const int64_t g_row = g_row0 + (int64_t)((threadIdx.x & 31u) / (unsigned)g_tpr);");
         be_line(b, "const int64_t g_m = g_row < %s ? %s : 0;  /* the row's length */", rows, cols);
-        be_line(b, "const int64_t g_rb = g_row * %s;  /* the row's first element */", cols);
+        be_line(b, "const int64_t g_rb = g_row * %s;  (void)g_rb;  /* the row's first element (unread when the map reads no array) */", cols);
     }
     const char *cols0 = cols;
     const char *store_cond = be_strf(&c->x, "g_lane == 0 && g_row < %s%s", rows, cl ? " && g_rank == 0" : "");
