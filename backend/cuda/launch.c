@@ -228,7 +228,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_printf(b, "#ifndef GPUC_REDUCE_WAVES\n#define GPUC_REDUCE_WAVES 1  /* reductions' grid: N waves of resident blocks, 0 one block a chunk (backend/cuda/launch.c) */\n#endif\n");
         be_line(b, "int g_fit = 1;");
         be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", k->name, k->block);
-        be_line(b, "const int64_t g_wave = GPUC_REDUCE_WAVES > 0 ? (int64_t)gpuc_h_sms(gpuc_h) * g_fit * GPUC_REDUCE_WAVES : (g_blocks < (int64_t)2147483647 ? g_blocks : (int64_t)2147483647);");
+        be_line(b, "const int64_t g_wave = GPUC_REDUCE_WAVES > 0 ? (int64_t)gpuc_h_sms(gpuc_h) * g_fit * GPUC_REDUCE_WAVES : (int64_t)2147483647;");
         be_line(b, "const unsigned g_grid = (unsigned)(g_blocks < 1 ? 1 : g_blocks < g_wave ? g_blocks : g_wave);");
         for (int r = 0; r < st->nreds; r++) {
             for (int j = 0; j < st->reds[r].arity; j++) {
