@@ -6,6 +6,8 @@
 #   .pack/device.tgz  .device/ (tests/gpu/prepare.sh: the install prefix, the
 #                     kernel cache, the prepared executable and sources)
 #   .pack/gen.tgz     bench/gen/ (bench/gen.sh, bench/run.sh --prepare)
+#   .pack/bin.tgz     bench/bin/ (the bench/try_* experiments' binaries), only
+#                     when asked for: scripts/device_pack.sh device gen bin
 # Each is packed when its folder exists. Then, through the device tool with
 # carry [".pack"] (and ".whl" for the Python package), the command on the
 # GPU machine starts with
@@ -21,14 +23,15 @@ for w in "${what[@]}"; do
   case $w in
     device) src=.device ;;
     gen) src=bench/gen ;;
-    *) echo "device_pack.sh: unknown part '$w' (expected device or gen)" >&2; exit 2 ;;
+    bin) src=bench/bin ;;
+    *) echo "device_pack.sh: unknown part '$w' (expected device, gen or bin)" >&2; exit 2 ;;
   esac
   rm -f ".pack/$w.tgz"
   if [ -d "$src" ]; then
     tar czf ".pack/$w.tgz.tmp" "$src" && mv ".pack/$w.tgz.tmp" ".pack/$w.tgz"
     echo "device_pack: .pack/$w.tgz ($src): $(du -h ".pack/$w.tgz" | cut -f1)"
   else
-    echo "device_pack: $src missing: run $([ $w = device ] && echo tests/gpu/prepare.sh || echo bench/gen.sh) first" >&2
+    echo "device_pack: $src missing: run $(case $w in device) echo tests/gpu/prepare.sh ;; gen) echo bench/gen.sh ;; *) echo 'a bench/try_*.sh --prepare' ;; esac) first" >&2
     exit 1
   fi
 done

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=0
-for p in .pack/device.tgz .pack/gen.tgz; do
+for p in .pack/device.tgz .pack/gen.tgz .pack/bin.tgz; do
   [ -f "$p" ] || continue
   tar xzf "$p" || { echo "device_unpack: $p could not be unpacked" >&2; exit 1; }
   n=$((n + 1))
