@@ -105,6 +105,9 @@ int scan_word_bytes(const IrScalar *wt, int W);
 void emit_scan(CuEmit *c, IrKernel *k);
 bool scan_bulk_eligible(const IrKernel *k);
 void scan_bulk_host(CuEmit *c, IrKernel *k);
+bool scan_stream_eligible(const IrKernel *k);
+const char *scan_stream_name(CuEmit *c, const IrKernel *k);
+const char *scan_bulk_words(CuEmit *c, const IrKernel *k, const char *n);
 void emit_filter(CuEmit *c, IrKernel *k);
 
 /* rows.c */

@@ -6,9 +6,12 @@
  *           and values published apart with a fence (tuples of any size);
  *           non-commutative operators work (the look-back combines in
  *           order); loads and stores staged through padded shared memory;
- *           4-byte scans also have two variants through sm_90 bulk copies
- *           (persistent blocks with two stages, or one tile a block with
- *           its one bulk load in flight from the start; grep "SCAN BULK")
+ *           4-byte scans also have three variants through sm_90 bulk copies
+ *           (persistent blocks with two stages; one tile a block with its
+ *           one bulk load in flight from the start; the default, a
+ *           streaming, warp-specialized kernel of one block an SM, tiles
+ *           through a ring of slots: H200, inclusive i32 scan of 2^28 at
+ *           0.966 of the copy rate against 0.82; grep "SCAN BULK")
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
@@ -109,10 +112,15 @@ static char *word_component(CuEmit *c, IrScalar t, const char *w, int at) {
 
 /* Lane 0 of warp 0 publishes the tile's value v with status st (1 its
  * aggregate, 2 its inclusive prefix): one store of the packed word, or the
- * values, a fence, then the flag. */
-static void publish(CuEmit *c, int word, const IrScalar *wt, int W, const char *tile, int st, char **v) {
+ * values, a fence, then the flag. With `max` (SCAN BULK 3, 8-byte words,
+ * where the aggregate and the prefix come from different warps): an atomic
+ * maximum of the word, status in the high half, so that a status 1 published
+ * late never overwrites a status 2 already there. */
+static void publish(CuEmit *c, int word, const IrScalar *wt, int W, const char *tile, int st, char **v, bool max) {
     BeBuf *b = c->b;
-    if (word == 8) {
+    if (word == 8 && max) {
+        be_line(b, "atomicMax(g_words + %s, (%dull << 32) | %s);", tile, st, word_payload(c, wt, W, v));
+    } else if (word == 8) {
         be_line(b, "gpuc_st_word(g_words + %s, (%dull << 32) | %s);", tile, st, word_payload(c, wt, W, v));
     } else if (word == 16) {
         be_line(b, "gpuc_st_word2(g_words + 2 * %s, %s, %dull);", tile, word_payload(c, wt, W, v), st);
@@ -263,15 +271,23 @@ static void wait_status_word(BeBuf *b) {
  * lane l at tile g_j - l; the exclusive prefix of the tile ends in
  * g_ex<j>_0 (declared by the caller, of types wt), and its inclusive prefix
  * is published (status 2). word: scan_word_bytes; ta_declared: the caller
- * has declared g_ta<j>_0 (else it is read from g_wsum<j>[NW - 1]). One look-back for every
- * scan kernel (emit_scan, the SCAN BULK variants). */
-static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared) {
+ * has declared g_ta<j>_0 (else it is read from g_wsum<j>[NW - 1]); stream
+ * (SCAN BULK 3, 8-byte words): the aggregate and tile 0's prefix are the
+ * publisher warp's, so this publishes the prefix alone, by an atomic
+ * maximum. One look-back for every scan kernel (emit_scan, the SCAN BULK
+ * variants). */
+static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared, bool stream) {
     BeBuf *b = c->b;
-    be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
-    if (word) {
+    if (stream) {
+        be_line(b, "/* the decoupled look-back, 32 predecessors at a time (status 0 none yet, 1");
+        be_line(b, " * aggregate, 2 inclusive prefix, packed with the value in one 8-byte word); the");
+        be_line(b, " * publisher warp has published the aggregate (tile 0: its prefix) */");
+    } else if (word) {
+        be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
         be_line(b, " * time (status 0 none yet, 1 aggregate, 2 inclusive prefix, packed with the");
         be_line(b, " * value in one %d-byte word), while the other warps wait at the barrier */", word);
     } else {
+        be_line(b, "/* phase 4: warp 0 goes on with the decoupled look-back, 32 predecessors at a");
         be_line(b, " * time (flags: 0 none yet, 1 aggregate, 2 inclusive prefix; values in their");
         be_line(b, " * own arrays, behind a fence), while the other warps wait at the barrier */");
     }
@@ -283,21 +299,26 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
         if (!ta_declared) { be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1); }
         be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
     }
-    be_line(b, "if (g_tile == 0) {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "0", 2, ta);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "} else {");
-    b->indent++;
-    be_line(b, "if (g_lane == 0) {");
-    b->indent++;
-    publish(c, word, wt, W, "g_tile", 1, ta);
-    b->indent--;
-    be_line(b, "}");
+    if (stream) {
+        be_line(b, "if (g_tile != 0) {");
+        b->indent++;
+    } else {
+        be_line(b, "if (g_tile == 0) {");
+        b->indent++;
+        be_line(b, "if (g_lane == 0) {");
+        b->indent++;
+        publish(c, word, wt, W, "0", 2, ta, false);
+        b->indent--;
+        be_line(b, "}");
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        be_line(b, "if (g_lane == 0) {");
+        b->indent++;
+        publish(c, word, wt, W, "g_tile", 1, ta, false);
+        b->indent--;
+        be_line(b, "}");
+    }
     be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
     b->indent++;
     be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
@@ -368,7 +389,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     apply_ops(c, ops, nsc, inc, ex, ta, true);
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
-    publish(c, word, wt, W, "g_tile", 2, inc);
+    publish(c, word, wt, W, "g_tile", 2, inc, stream);
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -504,7 +525,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
     be_line(b, "__syncwarp();");
     char **ex = names(c, "g_ex%d_%d", 0, W);
-    lookback(c, ops, nsc, wt, W, word, NW, false);
+    lookback(c, ops, nsc, wt, W, word, NW, false, false);
     be_line(b, "if (g_lane == 0) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_ex_sh%d = %s;", j, ex[j]); }
     be_line(b, "}");
@@ -597,9 +618,9 @@ void emit_scan(CuEmit *c, IrKernel *k) {
  * bank conflicts) whose one stage fits what an sm_90 block may opt into
  * (227 KiB, less the 1 KiB the block reserves).
  * Selected per kernel at compile time by the value of
- *   GPUC_SCAN_BULK_<kernel> (default GPUC_SCAN_BULK, default 0, or the
- *   value of GPUC_SCAN_BULK, 1 or 2, in the environment as gpuc emitted the
- *   code), so nvcc -DGPUC_SCAN_BULK=2 or -DGPUC_SCAN_BULK_incl_f32_k0_scan=1
+ *   GPUC_SCAN_BULK_<kernel> (default GPUC_SCAN_BULK, default 3, or the
+ *   value of GPUC_SCAN_BULK, 0, 1 or 2, in the environment as gpuc emitted
+ *   the code), so nvcc -DGPUC_SCAN_BULK=2 or -DGPUC_SCAN_BULK_incl_f32_k0_scan=1
  *   picks one; the host launcher reads the same macros (grid, tile counter):
  *   0  emit_scan's kernel;
  *   1  persistent: min(tiles, a wave) blocks, each taking tiles in order
@@ -619,8 +640,12 @@ void emit_scan(CuEmit *c, IrKernel *k) {
  *      bytes passed by the launcher as g_shared), so tiles past 48 KiB are
  *      allowed: the launchers opt the kernel in (gpuc_h_launch of either
  *      prelude). A tile past the 46 KiB that emit_scan stages statically
- *      (scan_bulk_default_fits) has mode 2 alone: GPUC_SCAN_BULK=0 and 1
- *      do not apply to it.
+ *      (scan_bulk_default_fits) has modes 2 and 3 alone: GPUC_SCAN_BULK=0
+ *      and 1 do not apply to it;
+ *   3  (the default) streaming: the kernel <kernel>_stream, one block an
+ *      SM, tiles of 8192 items through a ring of six slots, warp-specialized
+ *      (grep "SCAN BULK 3"); mode 2's kernel is emitted too, its fallback
+ *      where a block may not opt into the ring (before sm_90).
  * Per tile: wait on the stage's mbarrier; each thread reduces its I
  * consecutive items; warp scans, block scan, decoupled look-back as
  * emit_scan; each item, read again from the staging, its prefix (and post)
@@ -649,14 +674,18 @@ bool scan_bulk_eligible(const IrKernel *k) {
 
 /* The macros that select the variant of kernel k, once per file each. */
 static void scan_bulk_macros(CuEmit *c, const IrKernel *k) {
-    /* 2 by default: H100, 2026-11-25, f32/i32 scans of 2^28 at 0.86-0.87 of
-     * the copy rate against 0.82 for the register kernel (= CUB), and 0.67-0.74x
-     * CUB's time at 2^10..2^20; GPUC_SCAN_BULK=0 or 1 in gpuc's environment
-     * (or -DGPUC_SCAN_BULK=N for nvcc) picks the others, for comparisons */
+    /* 3 by default (2 for a kernel without mode 3): H200, inclusive i32 scan
+     * of 2^28, 0.966 of the copy rate against mode 2's 0.82 (bench/
+     * try_scan_stream.cu); mode 2 (H100, 2026-11-25): f32/i32 scans of 2^28
+     * at 0.86-0.87 against 0.82 for the register kernel (= CUB), and
+     * 0.67-0.74x CUB's time at 2^10..2^20; GPUC_SCAN_BULK=0, 1 or 2 in gpuc's
+     * environment (or -DGPUC_SCAN_BULK=N for nvcc) picks the others, for
+     * comparisons */
     const char *env = getenv("GPUC_SCAN_BULK");
-    int mode = env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0 || strcmp(env, "2") == 0) ? env[0] - '0' : 2;
+    int mode = env && strlen(env) == 1 && env[0] >= '0' && env[0] <= '3' ? env[0] - '0' : 3;
+    if (mode == 3 && !scan_stream_eligible(k)) { mode = 2; }
     be_printf(c->b, "#ifndef GPUC_SCAN_BULK\n"
-                    "#define GPUC_SCAN_BULK %d  /* eligible 4-byte scans through Hopper bulk copies: 1 persistent, 2 one tile a block (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
+                    "#define GPUC_SCAN_BULK %d  /* eligible 4-byte scans through Hopper bulk copies: 1 persistent, 2 one tile a block, 3 streaming (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
                     "#endif\n"
                     "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s GPUC_SCAN_BULK\n#endif\n",
               mode, k->name, k->name);
@@ -670,6 +699,8 @@ static void scan_bulk_macros(CuEmit *c, const IrKernel *k) {
                     "#ifndef GPUC_SCAN_BULK_WSTORE_%s\n#define GPUC_SCAN_BULK_WSTORE_%s GPUC_SCAN_BULK_WSTORE\n#endif\n",
               early && strcmp(early, "1") == 0, k->name, k->name, wstore && strcmp(wstore, "1") == 0, k->name, k->name);
 }
+
+static void scan_stream_host(CuEmit *c, IrKernel *k);
 
 void scan_bulk_host(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
@@ -688,6 +719,7 @@ void scan_bulk_host(CuEmit *c, IrKernel *k) {
         be_line(b, "g_shared = %du;  /* SCAN BULK 2: the tile's stage */", scan_bulk_tile_bytes(k));
         be_printf(b, "#endif\n");
     }
+    if (scan_stream_eligible(k)) { scan_stream_host(c, k); }
     if (!scan_bulk_two_stages(k)) { return; }  /* mode 1 is mode 2: a block a tile */
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 1\n", k->name);
     be_line(b, "{ /* SCAN BULK: persistent blocks, one wave of them at most */");
@@ -851,7 +883,7 @@ static void scan_bulk_early(CuEmit *c, IrKernel *k) {
     be_line(b, "const %s %s = g_warp > 0 ? g_wq0_0 : g_ne0;  /* before this warp */", ct(t), wp);
     be_line(b, "if (g_warp == 0) {");
     b->indent++;
-    lookback(c, op, 1, &t, 1, 8, NW, true);
+    lookback(c, op, 1, &t, 1, 8, NW, true, false);
     be_line(b, "if (g_lane == 0) {");
     be_line(b, "    g_ex_sh0 = g_ex0_0;");
     be_line(b, "}");
@@ -1054,7 +1086,7 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
     be_line(b, "g_wsum0[g_lane] = %s;  /* inclusive over warps */", ws);
     be_line(b, "__syncwarp();");
-    lookback(c, op, 1, &t, 1, 8, NW, false);
+    lookback(c, op, 1, &t, 1, 8, NW, false, false);
     be_line(b, "if (g_lane == 0) {");
     be_line(b, "    g_ex_sh0 = %s;", ex);
     be_line(b, "}");
@@ -1124,11 +1156,488 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     kp_free(&p);
 }
 
-/* An eligible scan kernel: the bulk variants (mode 1 where two stages fit),
- * or (#else) emit_scan's. */
+/* ---- SCAN BULK 3: streaming, warp-specialized (sm_90) ----
+ * The kernel <name>_stream, emitted beside mode 2's (its fallback), for the
+ * kernels mode 2 takes; bench/try_scan_stream.cu (scan_ws) is its
+ * prototype. A persistent grid of one block an SM (the ring takes 192 KiB)
+ * takes tiles of SS_ITEMS items: tile t to block t % grid, its step t / grid
+ * (static: every block is resident, so every predecessor of a tile is
+ * running or done). The tiles go through a ring of SS_SLOTS slots of shared
+ * memory, each with four mbarriers (full, pready, totready, done):
+ *   producer   warp SS_CONSUMERS + SS_LOOKBACK + 1: lane 0 bulk-loads a
+ *              tile into its slot (full); after done, it bulk-stores it, and
+ *              reloads the slot once the store SS_PENDING behind has read it;
+ *              the partial last tile, unaligned arrays and device code
+ *              before sm_90 go through the warp's lanes instead;
+ *   consumers  warps 0 .. SS_CONSUMERS - 1, each a contiguous part of the
+ *              tile: the part's total to shared memory (pready); SS_LAG
+ *              tiles later, from the warp's offset (totready), the part
+ *              scanned in place (done);
+ *   publisher  warp SS_CONSUMERS: the tile's aggregate (status 1; tile 0 its
+ *              prefix, status 2) as soon as the parts' totals are in, by an
+ *              atomic maximum of the packed word, then done (it has read the
+ *              totals);
+ *   look-back  the next SS_LOOKBACK warps, tiles in turn: the decoupled
+ *              look-back (lookback, stream), the tile's prefix (status 2, an
+ *              atomic maximum) and each consumer warp's offset (totready).
+ * Everything combines in index order (the operator need not commute).
+ * H200, bench/try_scan_stream.cu, inclusive i32 scan of 2^28: 524.5 us,
+ * 0.966 of the copy rate, against mode 2's 617.7 us (0.82) with this
+ * configuration (L2 hints off; 4 look-back warps or a hint gained nothing). */
+enum {
+    SS_ITEMS = 8192,     /* a tile: 32 KiB */
+    SS_CONSUMERS = 16,   /* consumer warps, SS_ITEMS / SS_CONSUMERS items each */
+    SS_LOOKBACK = 2,     /* look-back warps */
+    SS_SLOTS = 6,        /* ring slots */
+    SS_LAG = 2,          /* tiles between a part's total and its scan */
+    SS_PENDING = 1,      /* bulk stores that may be reading when a slot is reloaded */
+    SS_THREADS = (SS_CONSUMERS + SS_LOOKBACK + 2) * 32,
+    SS_PART = SS_ITEMS / SS_CONSUMERS,  /* a consumer warp's items */
+    SS_VECTORS = SS_PART / 128,         /* 16-byte vectors a lane, per part */
+    SS_RING = SS_SLOTS * SS_ITEMS * 4,  /* bytes of dynamic shared memory */
+};
+_Static_assert(SS_PART % 128 == 0, "whole 16-byte vectors a lane");
+_Static_assert(SS_LAG + SS_PENDING < SS_SLOTS, "slots for the lag, the pending stores and the loads in flight");
+_Static_assert(SS_CONSUMERS <= 32, "the consumers' totals in one warp");
+
+/* Whether kernel k has a mode 3: mode 2's kernels, whose one 4-byte
+ * component packs with its status in one 8-byte word. */
+bool scan_stream_eligible(const IrKernel *k) {
+    if (!scan_bulk_eligible(k)) { return false; }
+    IrScalar t = k->stmt->scans[0].op->ptypes[0];
+    return scan_word_bytes(&t, 1) == 8;
+}
+
+/* The mode 3 kernel's name. */
+const char *scan_stream_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_stream", k->name); }
+
+/* The 32 bits u (an expression) as a value of the 4-byte type t, and back. */
+static char *ss_from_bits(CuEmit *c, IrScalar t, const char *u) {
+    return t == IR_F32 ? be_strf(&c->x, "__uint_as_float(%s)", u) : be_strf(&c->x, "(%s)%s", ct(t), u);
+}
+static char *ss_to_bits(CuEmit *c, IrScalar t, const char *v) {
+    return t == IR_F32 ? be_strf(&c->x, "__float_as_uint(%s)", v) : be_strf(&c->x, "(uint32_t)%s", v);
+}
+
+/* The device helpers of mode 3, once per file: mbarriers with a count
+ * (sm_80 has them; try_wait, the sink '_' and the proxy fences are sm_90's)
+ * and bulk copies without L2 hints (sm_90; GPUC_SCAN_BULK_DEVICE). */
+static void scan_stream_helpers(CuEmit *c) {
+    be_printf(c->b, "#ifndef GPUC_SCAN_STREAM_HELPERS\n#define GPUC_SCAN_STREAM_HELPERS\n"
+                    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+                    "#define GPUC_SCAN_STREAM_DEVICE 1  /* mbarriers (SCAN BULK 3; the bulk copies need sm_90) */\n"
+                    "#else\n"
+                    "#define GPUC_SCAN_STREAM_DEVICE 0\n"
+                    "#endif\n"
+                    "#if GPUC_SCAN_STREAM_DEVICE\n"
+                    "/* an mbarrier completing when n arrivals (and the bytes announced) are in */\n"
+                    "__device__ __forceinline__ void gpuc_ss_init(unsigned bar, unsigned n) {\n"
+                    "    asm volatile(\"mbarrier.init.shared.b64 [%%0], %%1;\" :: \"r\"(bar), \"r\"(n) : \"memory\");\n"
+                    "}\n"
+                    "/* one arrival, releasing this thread's earlier writes to the waiters */\n"
+                    "__device__ __forceinline__ void gpuc_ss_arrive(unsigned bar) {\n"
+                    "#if GPUC_SCAN_BULK_DEVICE\n"
+                    "    asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: \"r\"(bar) : \"memory\");\n"
+                    "#else\n"
+                    "    asm volatile(\"{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%%0]; }\" :: \"r\"(bar) : \"memory\");\n"
+                    "#endif\n"
+                    "}\n"
+                    "/* until the phase of the given parity has completed */\n"
+                    "__device__ __forceinline__ void gpuc_ss_wait(unsigned bar, unsigned parity) {\n"
+                    "    unsigned done;\n"
+                    "    do {\n"
+                    "#if GPUC_SCAN_BULK_DEVICE\n"
+                    "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }\"\n"
+                    "                     : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+                    "#else\n"
+                    "        asm volatile(\"{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }\"\n"
+                    "                     : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+                    "#endif\n"
+                    "    } while (!done);\n"
+                    "}\n"
+                    "#endif\n"
+                    "#if GPUC_SCAN_BULK_DEVICE\n"
+                    "/* bytes from global src to shared dst (16-byte aligned, a multiple of 16), completing on bar;\n"
+                    " * the fence orders the warp's earlier reads of dst (generic proxy) before the copy's writes */\n"
+                    "__device__ __forceinline__ void gpuc_ss_load(unsigned dst, const void *src, unsigned bytes, unsigned bar) {\n"
+                    "    asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+                    "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
+                    "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\"\n"
+                    "                 :: \"r\"(dst), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n"
+                    "}\n"
+                    "/* bytes from shared src to global dst, as a bulk group */\n"
+                    "__device__ __forceinline__ void gpuc_ss_store(void *dst, unsigned src, unsigned bytes) {\n"
+                    "    asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%%0], [%%1], %%2;\\n\\tcp.async.bulk.commit_group;\"\n"
+                    "                 :: \"l\"(dst), \"r\"(src), \"r\"(bytes) : \"memory\");\n"
+                    "}\n"
+                    "/* all but this thread's %d latest bulk stores have read their shared memory */\n"
+                    "__device__ __forceinline__ void gpuc_ss_store_read(void) {\n"
+                    "    asm volatile(\"cp.async.bulk.wait_group.read %d;\" ::: \"memory\");\n"
+                    "}\n"
+                    "#endif\n#endif\n", SS_PENDING, SS_PENDING);
+}
+
+/* The 32-bit shared address of mbarrier `bar` (g_full, ...) of slot s. */
+static char *ss_bar(CuEmit *c, const char *bar, const char *s) { return be_strf(&c->x, "gpuc_smem32(&%s[%s])", bar, s); }
+
+/* The producer's load of this block's tile number j (an expression) into
+ * its slot: one bulk copy by lane 0, or (the partial last tile, unaligned
+ * arrays, before sm_90) the warp's lanes, the neutral element past n. */
+static void ss_load(CuEmit *c, IrScalar t, const char *in, const char *n, const char *j) {
+    BeBuf *b = c->b;
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "const int64_t g_lbase = (blockIdx.x + (%s) * g_grid) * %d;", j, SS_ITEMS);
+    be_line(b, "const int g_ls = (int)((%s) %% %d);", j, SS_SLOTS);
+    be_line(b, "const unsigned g_lslot = g_ring32 + (unsigned)g_ls * %du;", SS_ITEMS * 4);
+    be_line(b, "if (g_bulk_ok && g_lbase + %d <= %s) {", SS_ITEMS, n);
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "    if (g_lane == 0) {");
+    be_line(b, "        gpuc_ss_load(g_lslot, %s + g_lbase, %du, %s);", in, SS_ITEMS * 4, ss_bar(c, "g_full", "g_ls"));
+    be_line(b, "    }");
+    be_printf(b, "#endif\n");
+    be_line(b, "} else {");
+    be_line(b, "    for (int g_u = (int)g_lane; g_u < %d; g_u += 32) {", SS_ITEMS);
+    be_line(b, "        gpuc_sts_%s(g_lslot + 4u * (unsigned)g_u, g_lbase + g_u < %s ? %s[g_lbase + g_u] : g_ne0);", ir_scalar_name(t), n, in);
+    be_line(b, "    }");
+    be_line(b, "    __syncwarp();");
+    be_line(b, "    if (g_lane == 0) {");
+    be_line(b, "        gpuc_ss_arrive(%s);", ss_bar(c, "g_full", "g_ls"));
+    be_line(b, "    }");
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* A consumer warp's items of one 16-byte vector g_q (lane l: vector l +
+ * 32 * g_v of its part), in order: g_a<c> the lane's inclusive values,
+ * g_sc their last scanned across the warp's lanes. */
+static void ss_lane_scan(CuEmit *c, IrOperator *op, IrScalar t) {
+    BeBuf *b = c->b;
+    const char *comp[4] = { "x", "y", "z", "w" };
+    for (int q = 0; q < 4; q++) { be_line(b, "const %s g_x%d = %s;", ct(t), q, ss_from_bits(c, t, be_strf(&c->x, "g_q.%s", comp[q]))); }
+    be_line(b, "const %s g_a0 = g_x0;", ct(t));
+    for (int q = 1; q < 4; q++) {
+        char *dst = be_strf(&c->x, "g_a%d", q), *a = be_strf(&c->x, "g_a%d", q - 1), *x = be_strf(&c->x, "g_x%d", q);
+        apply_op(c, op, &dst, (const char *const *)&a, (const char *const *)&x, true);
+    }
+    be_line(b, "%s g_sc = g_a3;", ct(t));
+    char *sc = "g_sc";
+    warp_inclusive_scan(c, op, 1, &t, &sc, "g_y%d_%d");
+}
+
+/* SCAN BULK 3's kernel (see above); emit_scan's parameters. */
+static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrOperator *op = &s->scans[0];
+    IrScalar t = op->op->ptypes[0], to = s->outs[0]->elem;
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0])), *in = be_strf(&c->x, "%s", be_vname(ir_scan_copied_input(s))),
+               *out = be_strf(&c->x, "%s", be_vname(s->outs[0]));
+    const int NC = SS_CONSUMERS, S = SS_SLOTS;
+    IrKernel ks = *k;
+    ks.name = scan_stream_name(c, k);
+    ks.block = SS_THREADS;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "unsigned long long *g_words", "g_words");
+    kernel_comment(c, &ks);
+    signature_min(c, &ks, &p, 1);
+    be_line(b, "/* SCAN BULK 3: %d consumer warps, a publisher, %d look-back warps and a producer;", NC, SS_LOOKBACK);
+    be_line(b, " * tiles of %d items through a ring of %d slots (lag %d, %d pending store) */", SS_ITEMS, S, SS_LAG, SS_PENDING);
+    be_printf(b, "#if GPUC_SCAN_STREAM_DEVICE\n");
+    be_line(b, "extern __shared__ __align__(128) unsigned char g_ring[];  /* %d bytes, the launcher's g_shared */", SS_RING);
+    be_line(b, "__shared__ __align__(8) unsigned long long g_full[%d], g_pready[%d], g_totready[%d], g_done[%d];", S, S, S, S);
+    be_line(b, "__shared__ %s g_wtot[%d][%d];  /* each consumer warp's total of its part */", ct(t), S, NC);
+    be_line(b, "__shared__ %s g_woff[%d][%d];  /* the prefix before each consumer warp's part */", ct(t), S, NC);
+    be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
+    be_line(b, "const %s g_ne0 = %s;", ct(t), be_expr(&c->x, op->ne[0]));
+    be_line(b, "const int64_t g_grid = gridDim.x;");
+    be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, SS_ITEMS - 1, SS_ITEMS);
+    be_line(b, "/* this block's tiles: blockIdx.x, + g_grid, + 2 g_grid, ... */");
+    be_line(b, "const int64_t g_count = g_ntiles > blockIdx.x ? (g_ntiles - blockIdx.x + g_grid - 1) / g_grid : 0;");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "const bool g_bulk_ok = ((((uintptr_t)%s) | ((uintptr_t)%s)) & 15u) == 0u;  /* 16-byte aligned arrays */", in, out);
+    be_printf(b, "#else\n");
+    be_line(b, "const bool g_bulk_ok = false;  /* (before sm_90: through the producer warp's lanes) */");
+    be_printf(b, "#endif\n");
+    be_line(b, "if (threadIdx.x == 0) {");
+    be_line(b, "    for (int g_s = 0; g_s < %d; g_s++) {", S);
+    be_line(b, "        gpuc_ss_init(%s, 1u);", ss_bar(c, "g_full", "g_s"));
+    be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_pready", "g_s"), NC);
+    be_line(b, "        gpuc_ss_init(%s, 1u);", ss_bar(c, "g_totready", "g_s"));
+    be_line(b, "        gpuc_ss_init(%s, %du);  /* the consumers' threads and the publisher */", ss_bar(c, "g_done", "g_s"), NC * 32 + 1);
+    be_line(b, "    }");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
+    be_printf(b, "#endif\n");
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    /* consumers */
+    be_line(b, "if (g_warp < %du) {", NC);
+    b->indent++;
+    be_line(b, "/* a consumer: its part of tile g_j, and (lag %d) its part of tile g_j - %d scanned */", SS_LAG, SS_LAG);
+    be_line(b, "for (int64_t g_j = 0; g_j < g_count + %d; g_j++) {", SS_LAG);
+    b->indent++;
+    be_line(b, "if (g_j < g_count) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_full", "g_s"), S);
+    be_line(b, "const uint4 *const g_part = (const uint4 *)(g_ring + g_s * %d + g_warp * %du);", SS_ITEMS * 4, SS_PART * 4);
+    be_line(b, "%s g_tot = g_ne0;", ct(t));
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", SS_VECTORS);
+    b->indent++;
+    be_line(b, "const uint4 g_q = g_part[g_lane + 32 * g_v];");
+    ss_lane_scan(c, op, t);
+    be_line(b, "const %s g_vt = __shfl_sync(0xffffffffu, g_sc, 31);  /* the vector's 128 items */", ct(t));
+    {
+        char *tot = "g_tot", *vt = "g_vt";
+        apply_op(c, op, &tot, (const char *const *)&tot, (const char *const *)&vt, false);
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "    g_wtot[g_s][g_warp] = g_tot;");
+    be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_pready", "g_s"));
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_j >= %d) {", SS_LAG);
+    b->indent++;
+    be_line(b, "const int64_t g_k = g_j - %d;", SS_LAG);
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_totready", "g_s"), S);
+    be_line(b, "%s g_carry = g_woff[g_s][g_warp];", ct(t));
+    be_line(b, "uint4 *const g_part = (uint4 *)(g_ring + g_s * %d + g_warp * %du);", SS_ITEMS * 4, SS_PART * 4);
+    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", SS_ITEMS, SS_PART);
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", SS_VECTORS);
+    b->indent++;
+    be_line(b, "uint4 g_q = g_part[g_lane + 32 * g_v];");
+    ss_lane_scan(c, op, t);
+    be_line(b, "%s g_el = gpuc_shfl_up(g_sc, 1);  /* the lanes before this one */", ct(t));
+    be_line(b, "if (g_lane == 0) { g_el = g_ne0; }");
+    {
+        char *pre = "g_pre", *carry = "g_carry", *el = "g_el";
+        apply_op(c, op, &pre, (const char *const *)&carry, (const char *const *)&el, true);
+        const char *comp[4] = { "x", "y", "z", "w" };
+        for (int q = 0; q < 4; q++) {
+            char *e = be_strf(&c->x, "g_e%d", q);
+            if (op->exclusive && q == 0) {
+                be_line(b, "const %s %s = g_pre;", ct(t), e);
+            } else {
+                char *a = be_strf(&c->x, "g_a%d", op->exclusive ? q - 1 : q);
+                apply_op(c, op, &e, (const char *const *)&pre, (const char *const *)&a, true);
+            }
+            const char *v = e;
+            if (s->post) {
+                be_line(b, "{");
+                b->indent++;
+                be_line(b, "const int64_t g_i = g_first + 4 * (g_lane + 32 * g_v) + %d;  (void)g_i;", q);
+                c->x.idx[0] = "g_i";
+                c->x.idx[1] = "g_i";
+                const char *pr[2] = { 0 };
+                const char *args[1] = { e };
+                be_lambda(&c->x, s->post, args, pr);
+                be_line(b, "g_q.%s = %s;", comp[q], ss_to_bits(c, to, pr[0]));
+                b->indent--;
+                be_line(b, "}");
+            } else {
+                be_line(b, "g_q.%s = %s;", comp[q], ss_to_bits(c, to, v));
+            }
+        }
+    }
+    be_line(b, "g_part[g_lane + 32 * g_v] = g_q;");
+    be_line(b, "const %s g_vt = __shfl_sync(0xffffffffu, g_sc, 31);", ct(t));
+    {
+        char *carry = "g_carry", *vt = "g_vt";
+        apply_op(c, op, &carry, (const char *const *)&carry, (const char *const *)&vt, false);
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "gpuc_sb_fence();  /* these writes before the bulk store reads them */");
+    be_printf(b, "#endif\n");
+    be_line(b, "gpuc_ss_arrive(%s);", ss_bar(c, "g_done", "g_s"));
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    /* the publisher */
+    be_line(b, "} else if (g_warp == %du) {", NC);
+    b->indent++;
+    be_line(b, "/* the publisher: each tile's aggregate (status 1; tile 0 its inclusive prefix, 2) */");
+    be_line(b, "for (int64_t g_j = 0; g_j < g_count; g_j++) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_pready", "g_s"), S);
+    be_line(b, "%s g_pw = g_lane < %du ? g_wtot[g_s][g_lane] : g_ne0;", ct(t), NC);
+    {
+        char *pw = "g_pw";
+        warp_inclusive_scan(c, op, 1, &t, &pw, "g_y%d_%d");
+    }
+    be_line(b, "const int64_t g_tile = blockIdx.x + g_j * g_grid;");
+    be_line(b, "if (g_lane == %d) {  /* the tile's aggregate */", NC - 1);
+    b->indent++;
+    {
+        char *pw = "g_pw";
+        be_line(b, "if (g_tile == 0) {");
+        b->indent++;
+        publish(c, 8, &t, 1, "g_tile", 2, &pw, true);
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        publish(c, 8, &t, 1, "g_tile", 1, &pw, true);
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_line(b, "gpuc_ss_arrive(%s);  /* the warp has read the totals: the slot may be reloaded */", ss_bar(c, "g_done", "g_s"));
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    /* the look-back warps */
+    be_line(b, "} else if (g_warp <= %du) {", NC + SS_LOOKBACK);
+    b->indent++;
+    be_line(b, "/* a look-back warp: tiles g_warp - %d, + %d, ... of the block's */", NC + 1, SS_LOOKBACK);
+    be_line(b, "for (int64_t g_k = (int64_t)g_warp - %d; g_k < g_count; g_k += %d) {", NC + 1, SS_LOOKBACK);
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_pready", "g_s"), S);
+    be_line(b, "%s g_lw = g_lane < %du ? g_wtot[g_s][g_lane] : g_ne0;", ct(t), NC);
+    {
+        char *lw = "g_lw";
+        warp_inclusive_scan(c, op, 1, &t, &lw, "g_y%d_%d");
+    }
+    be_line(b, "%s g_wex = gpuc_shfl_up(g_lw, 1);  /* the parts before this lane's */", ct(t));
+    be_line(b, "if (g_lane == 0) { g_wex = g_ne0; }");
+    be_line(b, "const %s g_ta0_0 = __shfl_sync(0xffffffffu, g_lw, %d);  /* the tile's aggregate */", ct(t), NC - 1);
+    be_line(b, "const int64_t g_tile = blockIdx.x + g_k * g_grid;");
+    lookback(c, op, 1, &t, 1, 8, 0, true, true);
+    be_line(b, "if (g_lane < %du) {", NC);
+    b->indent++;
+    {
+        char *off = "g_off0", *ex = "g_ex0_0", *wex = "g_wex";
+        apply_op(c, op, &off, (const char *const *)&ex, (const char *const *)&wex, true);
+    }
+    be_line(b, "g_woff[g_s][g_lane] = g_off0;");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "__syncwarp();");
+    be_line(b, "if (g_lane == 0) {");
+    be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_totready", "g_s"));
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    /* the producer */
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "/* the producer: the first %d tiles' loads, then each tile's store once it is", S);
+    be_line(b, " * done, and a slot's reload once the store %d behind has read it */", SS_PENDING);
+    be_line(b, "const unsigned g_ring32 = gpuc_smem32(g_ring);");
+    be_line(b, "for (int64_t g_j = 0; g_j < %d && g_j < g_count; g_j++) {", S);
+    b->indent++;
+    ss_load(c, t, in, n, "g_j");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_k = 0; g_k < g_count; g_k++) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_done", "g_s"), S);
+    be_line(b, "const int64_t g_base = (blockIdx.x + g_k * g_grid) * %d;", SS_ITEMS);
+    be_line(b, "const unsigned g_slot = g_ring32 + (unsigned)g_s * %du;", SS_ITEMS * 4);
+    be_line(b, "if (g_bulk_ok && g_base + %d <= %s) {", SS_ITEMS, n);
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "    if (g_lane == 0) {");
+    be_line(b, "        gpuc_ss_store(%s + g_base, g_slot, %du);", out, SS_ITEMS * 4);
+    be_line(b, "    }");
+    be_printf(b, "#endif\n");
+    be_line(b, "} else {");
+    be_line(b, "    for (int g_u = (int)g_lane; g_u < %d && g_base + g_u < %s; g_u += 32) {", SS_ITEMS, n);
+    be_line(b, "        %s[g_base + g_u] = gpuc_lds_%s(g_slot + 4u * (unsigned)g_u);", out, ir_scalar_name(to));
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_line(b, "const int64_t g_r = g_k - %d;  /* the slot to reload */", SS_PENDING);
+    be_line(b, "if (g_r >= 0 && g_r + %d < g_count) {", S);
+    b->indent++;
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "if (g_lane == 0 && g_bulk_ok) {");
+    be_line(b, "    gpuc_ss_store_read();  /* tile g_r's store has read the slot */");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    be_line(b, "__syncwarp();");
+    ss_load(c, t, in, n, be_strf(&c->x, "g_r + %d", S));
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "if (g_lane == 0 && g_bulk_ok) {");
+    be_line(b, "    gpuc_sb_store_done();  /* the block's shared memory outlives its bulk stores */");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#else\n");
+    be_line(b, "__trap();  /* not launched: the launcher takes mode 3 only where its ring fits (sm_90 on) */");
+    be_printf(b, "#endif\n");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
+/* SCAN BULK 3's launch settings, after mode 2's (its fallback): where a
+ * block may opt into the ring and its barriers (sm_90 on; sm_80's 163 KiB
+ * do not hold it), g_stream, a grid of the blocks resident at once (one an
+ * SM: the occupancy query counts no dynamic shared memory, so the ring's
+ * bound is taken apart), never more than the tiles, and the ring. */
+static void scan_stream_host(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    const char *n = be_vname(k->stmt->w[0]);
+    const int need = SS_RING + 2048;  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
+    be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
+    be_line(b, "int g_stream = 0;  /* SCAN BULK 3, else mode 2 */");
+    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d) {", need);
+    b->indent++;
+    be_line(b, "int g_fit = 1;");
+    be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", scan_stream_name(c, k), SS_THREADS);
+    be_line(b, "if (g_fit > gpuc_h_shared_max(gpuc_h) / %d) {", need);
+    be_line(b, "    g_fit = gpuc_h_shared_max(gpuc_h) / %d;  /* the rings an SM holds */", need);
+    be_line(b, "}");
+    be_line(b, "const int64_t g_wave = (int64_t)gpuc_h_sms(gpuc_h) * g_fit;");
+    be_line(b, "const int64_t g_tiles = (%s + %d) / %d;", n, SS_ITEMS - 1, SS_ITEMS);
+    be_line(b, "g_grid = (unsigned)(g_tiles < g_wave ? g_tiles : g_wave);");
+    be_line(b, "g_shared = %du;", SS_RING);
+    be_line(b, "g_stream = 1;");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+}
+
+/* The status words an eligible scan's launcher allocates and zeroes (an
+ * expression over g_ntiles, the tiles of k's own tile, and n): one a tile
+ * and mode 1's tile counter, or one a tile of mode 3's smaller tiles. */
+const char *scan_bulk_words(CuEmit *c, const IrKernel *k, const char *n) {
+    if (!scan_stream_eligible(k)) { return "g_ntiles + 1"; }
+    return be_strf(&c->x, "(g_ntiles + 1 > (%s + %d) / %d ? g_ntiles + 1 : (%s + %d) / %d)", n, SS_ITEMS - 1, SS_ITEMS, n, SS_ITEMS - 1, SS_ITEMS);
+}
+
+/* An eligible scan kernel: the bulk variants (mode 3 beside mode 2, mode 1
+ * where two stages fit), or (#else) emit_scan's. */
 static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
     scan_bulk_macros(c, k);
     scan_bulk_helpers(c);
+    if (scan_stream_eligible(k)) {
+        /* mode 3's kernel beside mode 2's, which stays its fallback where the ring does not fit */
+        scan_stream_helpers(c);
+        be_printf(c->b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
+        scan_stream_kernel(c, k);
+        be_printf(c->b, "#endif\n");
+    }
     if (!scan_bulk_default_fits(k)) {
         scan_bulk_kernel(c, k, false);  /* mode 2 alone */
         return;
