@@ -151,6 +151,7 @@ int row_static_shared(const IrKernel *k);
 #define ROW_STREAM_GW 2
 #define ROW_STREAM_LAG 2
 #define ROW_STREAM_STORES 1
+#define ROW_STREAM_MIN_ROW 65536  /* the launcher's shortest row for NAME_st */
 #define ROW_STREAM_THREADS ((ROW_STREAM_NC + ROW_STREAM_GW + 2) * 32)
 bool row_stream_ok(const IrKernel *k);
 const char *row_stream_name(CuEmit *c, const IrKernel *k);

@@ -1538,13 +1538,13 @@ static void row_stream_helpers(CuEmit *c) {
                     "/* a partial's component in an 8-byte word of the scratch, past L1 both ways */\n"
                     "template <typename T> static __device__ __forceinline__ void gpuc_st_put(unsigned long long *p, T v) {\n"
                     "    unsigned long long w = 0;\n"
-                    "    __builtin_memcpy(&w, &v, sizeof v);\n"
+                    "    memcpy(&w, &v, sizeof v);\n"
                     "    __stcg(p, w);\n"
                     "}\n"
                     "template <typename T> static __device__ __forceinline__ T gpuc_st_get(const unsigned long long *p) {\n"
                     "    const unsigned long long w = __ldcg(p);\n"
                     "    T v;\n"
-                    "    __builtin_memcpy(&v, &w, sizeof v);\n"
+                    "    memcpy(&v, &w, sizeof v);\n"
                     "    return v;\n"
                     "}\n"
                     "#endif\n#endif\n");
@@ -1748,7 +1748,7 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     b->indent--;
 
     /* the producer */
-    const char *in = be_vname(s->ins[0]), *out = be_vname(s->outs[W]);
+    const char *in = be_strf(&c->x, "%s", be_vname(s->ins[0])), *out = be_strf(&c->x, "%s", be_vname(s->outs[W]));
     int bytes = CH * ir_scalar_size(s->ins[0]->elem);
     be_line(b, "} else if (g_lane == 0) {");
     b->indent++;
