@@ -114,8 +114,8 @@ RowStash row_stash(const IrKernel *k);
  * more blocks per SM (grep "ROW REGS"), and NAME_cl, NAME_clregs: the stash
  * and the register-only kernel over parts of a row, a cluster of
  * ROW_CLUSTER blocks per row, for rows longer than a block's registers
- * (grep "ROW CLUSTER"; sm_90 on), and NAME_big below.  The launcher
- * picks one. */
+ * (grep "ROW CLUSTER"; sm_90 on), NAME_big and NAME_st below.  The
+ * launcher picks one. */
 #define ROW_CLUSTER 8  /* blocks per row: the portable cluster size */
 /* NAME_big (grep "ROW BIG"): the register-only kernel at row_big_block
  * threads (4-byte elements 1024, 8-byte 512), a block per row, for aligned

@@ -5,6 +5,15 @@
  * with twins for rows its registers hold (NAME_regs), for parts of longer
  * rows in clusters (NAME_cl, NAME_clregs) and for rows one 1024-thread
  * block holds in registers (NAME_big).
+ * NAME_st (grep "ROW STREAM"), on sm_90 for long rows (at least 65536
+ * 4-byte elements, whole chunks of 8192) instead of the clusters: the
+ * matrix streams through each SM as chunks in a ring of bulk copies, the
+ * chunks' partial results meet in global memory (per-row counters), and a
+ * chunk is rewritten by the post a few chunks after it was folded, so each
+ * element is read once and written once with no cluster quantization
+ * (bench/try_softmax_stream.cu: H100 row softmax at rows of 262144, 0.92 of
+ * the copy rate against the clusters' 0.80).  Any reduction tuple and post
+ * over one 4-byte input: the consumers use the same fold and post code.
  * The rows' all-reduce combines (every lane gets the total) live here. */
 #include "cuda_emit.h"
 
