@@ -11,8 +11,9 @@
  * chunks' partial results meet in global memory (per-row counters), and a
  * chunk is rewritten by the post a few chunks after it was folded, so each
  * element is read once and written once with no cluster quantization
- * (bench/try_softmax_stream.cu: H100 row softmax at rows of 262144, 0.92 of
- * the copy rate against the clusters' 0.80).  Any reduction tuple and post
+ * (the hand-written prototype, bench/try_softmax_stream.cu: H100 row
+ * softmax at rows of 262144, 0.92 of the copy rate against the clusters'
+ * 0.80; the generated kernel is not yet measured).  Any reduction tuple and post
  * over one 4-byte input: the consumers use the same fold and post code.
  * The rows' all-reduce combines (every lane gets the total) live here. */
 #include "cuda_emit.h"
