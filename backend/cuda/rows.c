@@ -1479,6 +1479,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
  * most LAG ahead, and a publish at step j waits only on gathers of steps
  * before j - LAG. */
 
+/* A consumer lane folds vectors 32 apart (no bank conflicts in the ring):
+ * right for the commutative operators only, which a vectorized row kernel
+ * has (ir/to_kernels.c); the publisher and the gatherers combine in warp
+ * and chunk order all the same. */
 bool row_stream_ok(const IrKernel *k) {
     const IrStmt *s = k->stmt;
     int nred = ir_stmt_red_width(s);
