@@ -117,8 +117,8 @@ RowStash row_stash(const IrKernel *k);
  * more blocks per SM (grep "ROW REGS"), and NAME_cl, NAME_clregs: the stash
  * and the register-only kernel over parts of a row, a cluster of
  * ROW_CLUSTER blocks per row, for rows longer than a block's registers
- * (grep "ROW CLUSTER"; sm_90 on), and NAME_big below.  The launcher
- * picks one. */
+ * (grep "ROW CLUSTER"; sm_90 on), NAME_big and NAME_st below.  The
+ * launcher picks one. */
 #define ROW_CLUSTER 8  /* blocks per row: the portable cluster size */
 /* NAME_big (grep "ROW BIG"): the register-only kernel at row_big_block
  * threads (4-byte elements 1024, 8-byte 512), a block per row, for aligned
@@ -138,6 +138,27 @@ const char *row_variant_name(CuEmit *c, const IrKernel *k, bool regs, bool clust
 const char *row_persist_macro(CuEmit *c, const char *name);
 void row_persist_define(CuEmit *c, const IrKernel *k, const char *name, bool big);
 int row_static_shared(const IrKernel *k);
+/* NAME_st (grep "ROW STREAM"): long rows as one stream of chunks of
+ * ROW_STREAM_CHUNK elements through a ring of ROW_STREAM_SLOTS slots in
+ * dynamic shared memory, a persistent grid, warp-specialized blocks of
+ * ROW_STREAM_THREADS threads: ROW_STREAM_NC consumer warps, a publisher
+ * warp, ROW_STREAM_GW gatherer warps and a producer warp; the post lags
+ * the fold by ROW_STREAM_LAG chunks, the producer keeps ROW_STREAM_STORES
+ * bulk stores pending before it reloads a slot.  For a post of one 4-byte
+ * input's element type over one 2-D input, no per-row map (row_stream_ok);
+ * the launcher passes the chunks per row (g_ppr), the partials' scratch
+ * (8-byte words, [chunk][component]) and the rows' counters (zeroed). */
+#define ROW_STREAM_CHUNK 8192
+#define ROW_STREAM_SLOTS 6
+#define ROW_STREAM_NC 16
+#define ROW_STREAM_GW 2
+#define ROW_STREAM_LAG 2
+#define ROW_STREAM_STORES 1
+#define ROW_STREAM_MIN_ROW 65536  /* the launcher's shortest row for NAME_st */
+#define ROW_STREAM_THREADS ((ROW_STREAM_NC + ROW_STREAM_GW + 2) * 32)
+bool row_stream_ok(const IrKernel *k);
+const char *row_stream_name(CuEmit *c, const IrKernel *k);
+int row_stream_static_shared(const IrKernel *k);
 void emit_segred_row(CuEmit *c, IrKernel *k);
 
 /* cols.c */

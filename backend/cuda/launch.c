@@ -153,6 +153,70 @@ static int device_scalar_result(CuEmit *c, const IrValue *v) {
     return first >= 0 && v->nuses == times ? first : -1;
 }
 
+/* ROW STREAM (rows.c): NAME_st instead of the clusters for long rows.
+ * The kernel's grid must be resident at once (its blocks wait on each
+ * other's partials): the blocks an SM that its registers and its ring
+ * leave room for (gpuc_h_resident counts no dynamic shared memory; the
+ * opt-in limit a block is the SM's less 1 KiB), times the SMs, and a row
+ * may span at most ROW_STREAM_LAG steps of that grid (rows.c: why).
+ * H100, bench/try_softmax_stream.cu (softmax_ws, 16 consumers, 2
+ * gatherers, chunks of 8192 f32, 6 slots, lag 2, 1 pending store): row
+ * softmax at rows of 262144 f32 0.92-0.93 of the copy rate against 0.80 in
+ * clusters (NAME_cl); the generated NAME_st, the same design, is not yet
+ * measured.  -DGPUC_ROW_STREAM=0 keeps the clusters (a comparison). */
+static void row_stream_choice(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
+    int nred = ir_stmt_red_width(s);
+    int ring = ROW_STREAM_SLOTS * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem), need = ring + row_stream_static_shared(k);
+    be_printf(b, "#ifndef GPUC_ROW_STREAM\n#define GPUC_ROW_STREAM 1  /* -DGPUC_ROW_STREAM=0: long rows in clusters, not NAME_st (a comparison; launch.c, grep \"ROW STREAM\") */\n#endif\n");
+    be_printf(b, "%*sbool g_stream = GPUC_ROW_STREAM && g_cl && %s >= (int64_t)%d && %s %% %d == 0 && gpuc_h_shared_max(gpuc_h) >= %d &&\n", b->indent * 4, "",
+              cols, ROW_STREAM_MIN_ROW, cols, ROW_STREAM_CHUNK, need);
+    be_printf(b, "%*s    ((", b->indent * 4, "");
+    const IrValue *reads[ROW_BIG_READS];
+    int nreads = row_big_reads(k, reads);
+    be_printf(b, "(uintptr_t)%s | (uintptr_t)%s", be_vname(s->ins[0]), be_vname(s->outs[nred]));
+    for (int i = 0; i < nreads; i++) { be_printf(b, " | (uintptr_t)%s", be_vname(reads[i])); }
+    be_printf(b, ") & 15) == 0;  /* whole chunks a row, every array on a 16-byte boundary */\n");
+    be_line(b, "const int64_t g_ppr = %s / %d;  /* chunks a row */", cols, ROW_STREAM_CHUNK);
+    be_line(b, "int64_t g_sgrid = 0;");
+    be_line(b, "if (g_stream) {");
+    b->indent++;
+    be_line(b, "int g_fit = 0;");
+    be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %du, &g_fit));", row_stream_name(c, k), ROW_STREAM_THREADS);
+    be_line(b, "const int g_sfit = (gpuc_h_shared_max(gpuc_h) + 1024) / (%d + 1024);  /* blocks an SM the ring leaves room for */", need);
+    be_line(b, "g_sgrid = (int64_t)(g_fit < g_sfit ? g_fit : g_sfit) * gpuc_h_sms(gpuc_h);");
+    be_line(b, "g_stream = g_sgrid >= 1 && g_ppr <= %d * g_sgrid;  /* a row spans at most %d steps of the grid */", ROW_STREAM_LAG, ROW_STREAM_LAG);
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* ROW STREAM: the launch of NAME_st (g_stream): the rows' counters, zeroed,
+ * and the chunks' partials (8-byte words, written before they are counted). */
+static void row_stream_launch(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    be_line(b, "if (g_stream) {");
+    b->indent++;
+    dalloc(c, "unsigned", "g_scnt", be_vname(s->w[0]));
+    be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_scnt, (size_t)%s * sizeof(unsigned)));", be_vname(s->w[0]));
+    dalloc(c, "unsigned long long", "g_sparts", be_strf(&c->x, "%s * g_ppr * %d", be_vname(s->w[0]), ir_stmt_red_width(s)));
+    be_line(b, "const int g_ppr_arg = (int)g_ppr;");
+    KParams ps = { 0 };
+    stmt_params(c, s, &ps);
+    kp_add(c, &ps, "", "g_ppr_arg");
+    kp_add(c, &ps, "", "g_sparts");
+    kp_add(c, &ps, "", "g_scnt");
+    IrKernel st = *k;
+    st.name = row_stream_name(c, k);
+    launch_block(c, &st, &ps, "(unsigned)g_sgrid", "1", be_strf(&c->x, "%du", ROW_STREAM_THREADS), be_strf(&c->x, "%du", ROW_STREAM_SLOTS * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem)));
+    be_line(b, "gpuc_h_free(gpuc_h, g_sparts);");
+    be_line(b, "gpuc_h_free(gpuc_h, g_scnt);");
+    kp_free(&ps);
+    b->indent--;
+}
+
 static void host_stmt(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -355,7 +419,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
          * fit (worth a look at ncu's occupancy section). */
         int per = k->items * k->vec, tpb0 = k->block < 256 ? k->block : 256;
         RowStash st = row_stash(k);
-        const char *rows = be_vname(s->w[0]), *cols = be_vname(s->w[1]);
+        /* copies: be_vname's buffers are reused after 8 calls */
+        const char *rows = be_strf(&c->x, "%s", be_vname(s->w[0])), *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
         be_line(b, "int g_tpr = 32;");
         be_line(b, "while (g_tpr > 4 && (int64_t)(g_tpr / 2) * %d >= %s) {", per, cols);
         be_line(b, "    g_tpr /= 2;");
@@ -406,6 +471,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             be_line(b, "const int64_t g_len = g_cl ? (%s + GPUC_ROW_CLUSTER_BLOCKS * %d - 1) / (GPUC_ROW_CLUSTER_BLOCKS * %d) * %d : %s;  /* a block's part of the row */",
                     cols, k->vec, k->vec, k->vec, cols);
             be_line(b, "const bool g_regs = g_len <= (int64_t)%d;  /* the register-only kernel */", k->block * per);
+            if (row_stream_ok(k)) { row_stream_choice(c, k); }
             cols = "g_len";
         }
         be_line(b, "if (%s > (int64_t)%d%s) {", cols, 32 * per, st.on ? " || g_cl" : "");
@@ -493,7 +559,12 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             pr.n--;
             IrKernel big = *k;
             big.name = row_big_name(c, k);
-            be_line(b, "if (g_big) {");
+            if (row_stream_ok(k)) {
+                row_stream_launch(c, k);
+                be_line(b, "} else if (g_big) {");
+            } else {
+                be_line(b, "if (g_big) {");
+            }
             b->indent++;
             launch_block(c, &big, &pr, "g_grid", "1", "g_tpb", "0");
             b->indent--;

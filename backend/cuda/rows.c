@@ -5,6 +5,16 @@
  * with twins for rows its registers hold (NAME_regs), for parts of longer
  * rows in clusters (NAME_cl, NAME_clregs) and for rows one 1024-thread
  * block holds in registers (NAME_big).
+ * NAME_st (grep "ROW STREAM"), on sm_90 for long rows (at least 65536
+ * 4-byte elements, whole chunks of 8192) instead of the clusters: the
+ * matrix streams through each SM as chunks in a ring of bulk copies, the
+ * chunks' partial results meet in global memory (per-row counters), and a
+ * chunk is rewritten by the post a few chunks after it was folded, so each
+ * element is read once and written once with no cluster quantization
+ * (the hand-written prototype, bench/try_softmax_stream.cu: H100 row
+ * softmax at rows of 262144, 0.92 of the copy rate against the clusters'
+ * 0.80; the generated kernel is not yet measured).  Any reduction tuple and post
+ * over one 4-byte input: the consumers use the same fold and post code.
  * The rows' all-reduce combines (every lane gets the total) live here. */
 #include "cuda_emit.h"
 
@@ -1446,6 +1456,344 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
 }
 
 
+/* ---- ROW STREAM: NAME_st, long rows as one stream of chunks ----
+ * (bench/try_softmax_stream.cu's softmax_ws, made generic.)  The matrix is
+ * a flat sequence of chunks of ROW_STREAM_CHUNK elements, a whole number a
+ * row (g_ppr); a persistent grid of the blocks resident at once takes chunk
+ * c on block c % grid at step c / grid.  A block's warps specialize:
+ * ROW_STREAM_NC consumers, one publisher, ROW_STREAM_GW gatherers and one
+ * producer thread, meeting on mbarriers per ring slot: full (the producer's
+ * bulk copy of the chunk landed), pready (the consumers' per-warp partials
+ * are in shared memory), totready (the row's totals are), done (the chunk
+ * was rewritten in place by the post).  The publisher combines the warps'
+ * partials into the chunk's and stores it to global scratch
+ * [chunk][component] (8-byte words), then counts it on the row's counter
+ * (fence, atomicAdd); a gatherer waits (acquire) until the row's counter
+ * is its chunk count, combines the row's partials in chunk order and hands
+ * the totals to the consumers, which apply the post to the chunk
+ * ROW_STREAM_LAG chunks after folding it.  Each element is read once from
+ * DRAM and written once.  Separate publisher and gatherer warps: one warp
+ * doing both cost 40% (H100).  Deadlock-free when the whole grid is
+ * resident and a row spans at most ROW_STREAM_LAG steps of it (the
+ * launcher checks both): a gather waits only on publishes of steps at
+ * most LAG ahead, and a publish at step j waits only on gathers of steps
+ * before j - LAG. */
+
+/* A consumer lane folds vectors 32 apart (no bank conflicts in the ring):
+ * right for the commutative operators only, which a vectorized row kernel
+ * has (ir/to_kernels.c); the publisher and the gatherers combine in warp
+ * and chunk order all the same. */
+bool row_stream_ok(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    int nred = ir_stmt_red_width(s);
+    return s->post && k->vectorize && row_stash(k).on && !s->per_row && s->nins == 1 && s->ins[0]->rank == 2 &&
+           s->post->nres == 1 && s->nouts == nred + 1 && s->outs[nred]->elem == s->ins[0]->elem && s->ins[0]->elem != IR_BOOL &&
+           ir_scalar_size(s->ins[0]->elem) == 4 && k->vec * 4 == 16;
+}
+
+const char *row_stream_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_st", k->name); }
+
+/* The stream kernel's static shared memory: four mbarriers a slot, the
+ * consumers' warp partials and the row's totals a slot. */
+int row_stream_static_shared(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    int bytes = 4 * ROW_STREAM_SLOTS * 8;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { bytes += ROW_STREAM_SLOTS * (ROW_STREAM_NC + 1) * ir_scalar_size(s->reds[r].op->ptypes[j]); }
+    }
+    return bytes;
+}
+
+/* The stream kernel's helpers (PTX, so that NVRTC needs no header). */
+static void row_stream_helpers(CuEmit *c) {
+    be_printf(c->b, "#ifndef GPUC_ROW_STREAM_HELPERS\n#define GPUC_ROW_STREAM_HELPERS\n"
+                    "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
+                    "static __device__ __forceinline__ unsigned gpuc_st_smem(const void *p) {\n"
+                    "    unsigned a;\n"
+                    "    asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(a) : \"l\"(p));\n"
+                    "    return a;\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_st_bar_init(unsigned long long *bar, unsigned count) {\n"
+                    "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\" :: \"r\"(gpuc_st_smem(bar)), \"r\"(count) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_st_arrive(unsigned long long *bar) {\n"
+                    "    asm volatile(\"mbarrier.arrive.release.cta.shared::cta.b64 _, [%%0];\" :: \"r\"(gpuc_st_smem(bar)) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_st_wait(unsigned long long *bar, unsigned parity) {\n"
+                    "    unsigned done;\n"
+                    "    do {\n"
+                    "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }\"\n"
+                    "                     : \"=r\"(done) : \"r\"(gpuc_st_smem(bar)), \"r\"(parity) : \"memory\");\n"
+                    "    } while (!done);\n"
+                    "}\n"
+                    "/* a bulk copy of `bytes` from global memory into shared memory, completing on bar */\n"
+                    "static __device__ __forceinline__ void gpuc_st_load(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {\n"
+                    "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(gpuc_st_smem(bar)), \"r\"(bytes) : \"memory\");\n"
+                    "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\"\n"
+                    "                 :: \"r\"(gpuc_st_smem(dst)), \"l\"(src), \"r\"(bytes), \"r\"(gpuc_st_smem(bar)) : \"memory\");\n"
+                    "}\n"
+                    "/* a bulk copy of `bytes` from shared memory to global memory, one bulk group */\n"
+                    "static __device__ __forceinline__ void gpuc_st_store(void *dst, const void *src, unsigned bytes) {\n"
+                    "    asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%%0], [%%1], %%2;\\n\\tcp.async.bulk.commit_group;\"\n"
+                    "                 :: \"l\"(dst), \"r\"(gpuc_st_smem(src)), \"r\"(bytes) : \"memory\");\n"
+                    "}\n"
+                    "/* the thread's shared memory writes (generic proxy) before a bulk store reads them (async proxy) */\n"
+                    "static __device__ __forceinline__ void gpuc_st_fence_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
+                    "/* all but the last n bulk stores have read their shared memory */\n"
+                    "template <int n> static __device__ __forceinline__ void gpuc_st_wait_read(void) {\n"
+                    "    asm volatile(\"cp.async.bulk.wait_group.read %%0;\" :: \"n\"(n) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_st_wait_all(void) { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\"); }\n"
+                    "static __device__ __forceinline__ unsigned gpuc_st_acquire(const unsigned *p) {\n"
+                    "    unsigned v;\n"
+                    "    asm volatile(\"ld.acquire.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
+                    "    return v;\n"
+                    "}\n"
+                    "/* a partial's component in an 8-byte word of the scratch, past L1 both ways */\n"
+                    "template <typename T> static __device__ __forceinline__ void gpuc_st_put(unsigned long long *p, T v) {\n"
+                    "    unsigned long long w = 0;\n"
+                    "    memcpy(&w, &v, sizeof v);\n"
+                    "    __stcg(p, w);\n"
+                    "}\n"
+                    "template <typename T> static __device__ __forceinline__ T gpuc_st_get(const unsigned long long *p) {\n"
+                    "    const unsigned long long w = __ldcg(p);\n"
+                    "    T v;\n"
+                    "    memcpy(&v, &w, sizeof v);\n"
+                    "    return v;\n"
+                    "}\n"
+                    "#endif\n#endif\n");
+}
+
+/* racc = `fmt` (a format with the reduction, the component) for every
+ * component, declared. */
+static void row_stream_declare(CuEmit *c, IrStmt *s, char ***racc, const char *fmt) {
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            const char *t = ct(s->reds[r].op->ptypes[j]);
+            const char *ne = be_expr(&c->x, s->reds[r].ne[j]);
+            be_line(c->b, "%s %s = %s;", t, racc[r][j], be_strf(&c->x, fmt, r, j, t, ne));
+        }
+    }
+}
+
+/* The geometry of the consumer warp's part of chunk g_k (slot g_s): its
+ * row, its first column (g_head), its vectors in the ring (g_pv0, and g_pw0
+ * to write them back in place). */
+static void row_stream_part(CuEmit *c, IrKernel *k, const char *tn) {
+    BeBuf *b = c->b;
+    be_line(b, "const int64_t g_ch = (int64_t)blockIdx.x + g_k * g_grid;");
+    be_line(b, "const int64_t g_row = g_ch / g_ppr;  (void)g_row;");
+    be_line(b, "const int64_t g_head = (g_ch %% g_ppr) * %d + g_warp * %d;  (void)g_head;  /* the warp's first column */", ROW_STREAM_CHUNK,
+            ROW_STREAM_CHUNK / ROW_STREAM_NC);
+    be_line(b, "gpuc_v16_%s *g_pw0 = g_ring + g_s * %d + g_warp * %d;  (void)g_pw0;", tn, ROW_STREAM_CHUNK / k->vec, ROW_STREAM_CHUNK / ROW_STREAM_NC / k->vec);
+    be_line(b, "const gpuc_v16_%s *g_pv0 = g_pw0;", tn);
+}
+
+static void emit_row_stream(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    const int S = ROW_STREAM_SLOTS, NC = ROW_STREAM_NC, GW = ROW_STREAM_GW, L = ROW_STREAM_LAG, CH = ROW_STREAM_CHUNK;
+    const int V = CH / NC / k->vec / 32;  /* vectors a consumer lane a chunk */
+    const int W = ir_stmt_red_width(s);
+    const char *tn = ir_scalar_name(s->ins[0]->elem);
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "const int g_ppr", "g_ppr");
+    kp_add(c, &p, "unsigned long long *__restrict__ g_sparts", "g_sparts");
+    kp_add(c, &p, "unsigned *__restrict__ g_scnt", "g_scnt");
+    row_stream_helpers(c);
+    const IrValue *col_reads[ROW_BIG_READS];
+    if (row_big_reads(k, col_reads) > 0) {
+        be_printf(b, "#ifndef GPUC_ROW_COL_VECTORS\n#define GPUC_ROW_COL_VECTORS 1  /* -DGPUC_ROW_COL_VECTORS=0: the post's reads at the column as scalars (a comparison; rows.c, grep \"ROW COL VECTORS\") */\n#endif\n");
+    }
+    kernel_comment(c, k);
+    be_printf(b, "/* (rows.c, grep \"ROW STREAM\") chunks of %d elements through a ring of %d slots; %d consumer warps, a publisher, %d gatherers, a producer */\n",
+              CH, S, NC, GW);
+    signature_attrs(c, k, &p, be_strf(&c->x, "__launch_bounds__(%d, 1)", ROW_STREAM_THREADS));
+    be_printf(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n    __trap();  /* the launcher takes this kernel on sm_90 on only */\n#else\n");
+    char ***racc = acc_names(c, s);
+    int id = shared_id++;
+    be_line(b, "extern __shared__ gpuc_v16_f32 gpuc_stash[];  /* the ring: %d slots of a chunk */", S);
+    be_line(b, "gpuc_v16_%s *const g_ring = (gpuc_v16_%s *)gpuc_stash;", tn, tn);
+    be_line(b, "__shared__ unsigned long long g_full%d[%d], g_pready%d[%d], g_totready%d[%d], g_done%d[%d];", id, S, id, S, id, S, id, S);
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            be_line(b, "__shared__ %s g_red%d_%d_%d[%d][%d];  /* the consumer warps' partials */", ct(s->reds[r].op->ptypes[j]), id, r, j, S, NC);
+            be_line(b, "__shared__ %s g_tot%d_%d_%d[%d];  /* the row's totals */", ct(s->reds[r].op->ptypes[j]), id, r, j, S);
+        }
+    }
+    be_line(b, "const int g_warp = (int)(threadIdx.x >> 5), g_lane = (int)(threadIdx.x & 31u);");
+    be_line(b, "const int g_tpr = 32, g_wl = 32;  /* a warp's lanes, in order (row_loads, warp_allreduce) */");
+    be_line(b, "const int64_t g_grid = (int64_t)gridDim.x;");
+    be_line(b, "const int64_t g_nch = %s * (int64_t)g_ppr;  /* chunks of the matrix */", be_vname(s->w[0]));
+    be_line(b, "const int64_t g_nb = g_nch > (int64_t)blockIdx.x ? (g_nch - (int64_t)blockIdx.x + g_grid - 1) / g_grid : 0;  /* this block's */");
+    be_line(b, "if (threadIdx.x == 0) {");
+    be_line(b, "    for (int g_s = 0; g_s < %d; g_s++) {", S);
+    be_line(b, "        gpuc_st_bar_init(&g_full%d[g_s], 1u);", id);
+    be_line(b, "        gpuc_st_bar_init(&g_pready%d[g_s], %du);", id, NC);
+    be_line(b, "        gpuc_st_bar_init(&g_totready%d[g_s], 1u);", id);
+    be_line(b, "        gpuc_st_bar_init(&g_done%d[g_s], %du);", id, NC * 32);
+    be_line(b, "    }");
+    be_line(b, "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+
+    /* the consumers */
+    be_line(b, "if (g_warp < %d) {", NC);
+    b->indent++;
+    be_line(b, "/* consumers: fold chunk g_j, then apply the post to chunk g_j - %d in place */", L);
+    be_line(b, "const int64_t g_nv = %d;  /* the warp's vectors of a chunk */", CH / NC / k->vec);
+    be_line(b, "for (int64_t g_j = 0; g_j < g_nb + %d; g_j++) {", L);
+    b->indent++;
+    be_line(b, "if (g_j < g_nb) {");
+    b->indent++;
+    int memo = c->x.nmemo;
+    be_line(b, "const int64_t g_k = g_j;");
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_st_wait(&g_full%d[g_s], (unsigned)((g_k / %d) & 1));", id, S);
+    row_stream_part(c, k, tn);
+    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+    declare_regs(c, k, V, "g_a");
+    row_loads(c, k, V, "g_lane", "g_a", "g_nv", false);
+    if (row_softmax_regs_ok(k)) {
+        row_pair_group(c, k, V, "g_lane", "g_a", racc[0]);
+    } else {
+        row_uses(c, k, V, "g_lane", "g_a", ROW_FOLD, "g_nv", racc);
+    }
+    warp_allreduce(c, s, racc);
+    be_line(b, "if (g_lane == 0) {");
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    g_red%d_%d_%d[g_s][g_warp] = %s;", id, r, j, racc[r][j]); }
+    }
+    be_line(b, "    gpuc_st_arrive(&g_pready%d[g_s]);", id);
+    be_line(b, "}");
+    c->x.nmemo = memo;
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_j >= %d) {", L);
+    b->indent++;
+    be_line(b, "const int64_t g_k = g_j - %d;", L);
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_st_wait(&g_totready%d[g_s], (unsigned)((g_k / %d) & 1));", id, S);
+    row_stream_part(c, k, tn);
+    row_stream_declare(c, s, racc, be_strf(&c->x, "g_tot%d_%%d_%%d[g_s]", id));
+    be_line(b, "/* the post's row-invariant parts, once per chunk */");
+    row_post_hoist(c, s, racc);
+    declare_regs(c, k, V, "g_a");
+    row_loads(c, k, V, "g_lane", "g_a", "g_nv", false);
+    row_uses(c, k, V, "g_lane", "g_a", ROW_POST, "g_nv", racc);
+    be_line(b, "gpuc_st_fence_async();  /* the chunk's new values before the producer's bulk store reads them */");
+    be_line(b, "gpuc_st_arrive(&g_done%d[g_s]);", id);
+    c->x.nmemo = memo;
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+
+    /* the publisher */
+    be_line(b, "} else if (g_warp == %d) {", NC);
+    b->indent++;
+    be_line(b, "/* the publisher: each chunk's partial, from the consumer warps' in warp order, to the scratch; then counted on its row */");
+    be_line(b, "for (int64_t g_k = 0; g_k < g_nb; g_k++) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_st_wait(&g_pready%d[g_s], (unsigned)((g_k / %d) & 1));", id, S);
+    row_stream_declare(c, s, racc, be_strf(&c->x, "g_lane < %d ? g_red%d_%%d_%%d[g_s][g_lane] : (%%s)%%s", NC, id));
+    warp_allreduce(c, s, racc);
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    be_line(b, "const int64_t g_ch = (int64_t)blockIdx.x + g_k * g_grid;");
+    for (int r = 0, at = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++, at++) { be_line(b, "gpuc_st_put(&g_sparts[g_ch * %d + %d], %s);", W, at, racc[r][j]); }
+    }
+    be_line(b, "__threadfence();  /* the partial before the count */");
+    be_line(b, "atomicAdd(&g_scnt[g_ch / g_ppr], 1u);");
+    b->indent--;
+    be_line(b, "}");
+    c->x.nmemo = memo;
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+
+    /* the gatherers */
+    be_line(b, "} else if (g_warp <= %d) {", NC + GW);
+    b->indent++;
+    be_line(b, "/* gatherers, chunks in turn: wait for the chunk's row to be published, combine its partials in chunk order (a lane a run, then the lanes in order) */");
+    be_line(b, "for (int64_t g_k = g_warp - %d; g_k < g_nb; g_k += %d) {", NC + 1, GW);
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "const int64_t g_ch = (int64_t)blockIdx.x + g_k * g_grid;");
+    be_line(b, "const int64_t g_row = g_ch / g_ppr;");
+    be_line(b, "while (gpuc_st_acquire(&g_scnt[g_row]) < (unsigned)g_ppr) {");
+    be_line(b, "    __nanosleep(64);");
+    be_line(b, "}");
+    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+    be_line(b, "const int g_run = (g_ppr + 31) / 32;");
+    be_line(b, "for (int g_p = g_lane * g_run; g_p < g_ppr && g_p < (g_lane + 1) * g_run; g_p++) {");
+    b->indent++;
+    be_line(b, "const unsigned long long *g_pp = g_sparts + (g_row * g_ppr + g_p) * %d;", W);
+    for (int r = 0, at = 0; r < s->nreds; r++) {
+        IrOperator *op = &s->reds[r];
+        char **o = names(c, "g_p%d_%d", r, op->arity);
+        for (int j = 0; j < op->arity; j++, at++) { be_line(b, "const %s %s = gpuc_st_get<%s>(g_pp + %d);", ct(op->op->ptypes[j]), o[j], ct(op->op->ptypes[j]), at); }
+        apply_op(c, op, racc[r], (const char *const *)racc[r], (const char *const *)o, false);
+        free(o);
+    }
+    b->indent--;
+    be_line(b, "}");
+    warp_allreduce(c, s, racc);
+    be_line(b, "if (g_lane == 0) {");
+    b->indent++;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "g_tot%d_%d_%d[g_s] = %s;", id, r, j, racc[r][j]); }
+    }
+    be_line(b, "if (g_ch %% g_ppr == 0) {  /* the row's first chunk stores the row's results */");
+    for (int r = 0, o = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++, o++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
+    }
+    be_line(b, "}");
+    be_line(b, "gpuc_st_arrive(&g_totready%d[g_s]);", id);
+    b->indent--;
+    be_line(b, "}");
+    c->x.nmemo = memo;
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+
+    /* the producer */
+    const char *in = be_strf(&c->x, "%s", be_vname(s->ins[0])), *out = be_strf(&c->x, "%s", be_vname(s->outs[W]));
+    int bytes = CH * ir_scalar_size(s->ins[0]->elem);
+    be_line(b, "} else if (g_lane == 0) {");
+    b->indent++;
+    be_line(b, "/* the producer: the first %d chunks into the ring; then each chunk, once rewritten, back to global memory, and the slot of the store %d before it (read by now) reloaded */",
+            S, ROW_STREAM_STORES);
+    be_line(b, "for (int64_t g_k = 0; g_k < %d && g_k < g_nb; g_k++) {", S);
+    be_line(b, "    gpuc_st_load(g_ring + g_k * %d, %s + ((int64_t)blockIdx.x + g_k * g_grid) * %d, %du, &g_full%d[g_k]);", CH / k->vec, in, CH, bytes, id);
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_k = 0; g_k < g_nb; g_k++) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_st_wait(&g_done%d[g_s], (unsigned)((g_k / %d) & 1));", id, S);
+    be_line(b, "gpuc_st_store(%s + ((int64_t)blockIdx.x + g_k * g_grid) * %d, g_ring + g_s * %d, %du);", out, CH, CH / k->vec, bytes);
+    be_line(b, "const int64_t g_r = g_k - %d;", ROW_STREAM_STORES);
+    be_line(b, "if (g_r >= 0 && g_r + %d < g_nb) {", S);
+    be_line(b, "    gpuc_st_wait_read<%d>();", ROW_STREAM_STORES);
+    be_line(b, "    gpuc_st_load(g_ring + (g_r %% %d) * %d, %s + ((int64_t)blockIdx.x + (g_r + %d) * g_grid) * %d, %du, &g_full%d[g_r %% %d]);", S, CH / k->vec, in, S, CH,
+            bytes, id, S);
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "gpuc_st_wait_all();  /* the stores are done before the block's shared memory goes */");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    acc_free(s, racc);
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    kp_free(&p);
+}
+
 /* A row reduction's kernel; with a stash (a post over 16-byte vectors), a
  * second one, NAME_regs, for rows its registers hold (grep "ROW REGS"):
  * the same code without the stash and the loop beyond the registers, so it
@@ -1466,6 +1814,12 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
     }
     row_regs_variant = row_cluster_variant = row_big_variant = false;
     row_exp_node = NULL;
+    if (row_stream_ok(k)) {
+        IrKernel twin = *k;
+        twin.name = row_stream_name(c, k);
+        be_expr_reset(&c->x);
+        emit_row_stream(c, &twin);
+    }
 }
 
 /* The big-block variant's threads (ROW BIG): ptxas, sm_90: at 1024 (64
