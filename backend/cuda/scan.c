@@ -1294,16 +1294,15 @@ static void ss_load(CuEmit *c, IrScalar t, const char *in, const char *n, const 
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "    if (g_lane == 0) {");
     be_line(b, "        gpuc_ss_load(g_lslot, %s + g_lbase, %du, %s);", in, SS_ITEMS * 4, ss_bar(c, "g_full", "g_ls"));
+    be_line(b, "    } else {");
+    be_line(b, "        gpuc_ss_arrive(%s);  /* full counts the warp's 32 lanes */", ss_bar(c, "g_full", "g_ls"));
     be_line(b, "    }");
     be_printf(b, "#endif\n");
     be_line(b, "} else {");
     be_line(b, "    for (int g_u = (int)g_lane; g_u < %d; g_u += 32) {", SS_ITEMS);
     be_line(b, "        gpuc_sts_%s(g_lslot + 4u * (unsigned)g_u, g_lbase + g_u < %s ? %s[g_lbase + g_u] : g_ne0);", ir_scalar_name(t), n, in);
     be_line(b, "    }");
-    be_line(b, "    __syncwarp();");
-    be_line(b, "    if (g_lane == 0) {");
-    be_line(b, "        gpuc_ss_arrive(%s);", ss_bar(c, "g_full", "g_ls"));
-    be_line(b, "    }");
+    be_line(b, "    gpuc_ss_arrive(%s);  /* each lane after its own writes (release) */", ss_bar(c, "g_full", "g_ls"));
     be_line(b, "}");
     b->indent--;
     be_line(b, "}");
@@ -1363,9 +1362,13 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
     be_printf(b, "#endif\n");
     be_line(b, "if (threadIdx.x == 0) {");
     be_line(b, "    for (int g_s = 0; g_s < %d; g_s++) {", S);
-    be_line(b, "        gpuc_ss_init(%s, 1u);", ss_bar(c, "g_full", "g_s"));
+    /* full: the producer warp's 32 lanes (lane 0's arrival announces a bulk
+     * copy's bytes); totready: the look-back warp's lanes that write an offset.
+     * Each writer arrives itself, so the barrier alone orders its writes
+     * before the readers (compute-sanitizer's racecheck sees no other order) */
+    be_line(b, "        gpuc_ss_init(%s, 32u);", ss_bar(c, "g_full", "g_s"));
     be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_pready", "g_s"), NC);
-    be_line(b, "        gpuc_ss_init(%s, 1u);", ss_bar(c, "g_totready", "g_s"));
+    be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_totready", "g_s"), NC);
     be_line(b, "        gpuc_ss_init(%s, %du);  /* the consumers' threads and the publisher */", ss_bar(c, "g_done", "g_s"), NC * 32 + 1);
     be_line(b, "    }");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
@@ -1517,6 +1520,10 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "const %s g_ta0_0 = __shfl_sync(0xffffffffu, g_lw, %d);  /* the tile's aggregate */", ct(t), NC - 1);
     be_line(b, "const int64_t g_tile = blockIdx.x + g_k * g_grid;");
     lookback(c, op, 1, &t, 1, 8, 0, true, true);
+    /* the look-back's window sums are complete in lane 0 alone (an ordered
+     * shuffle-down reduction): every lane takes lane 0's prefix before the
+     * consumer warps' offsets (without it, offsets 1..15 were wrong) */
+    be_line(b, "g_ex0_0 = __shfl_sync(0xffffffffu, g_ex0_0, 0);  /* lane 0's prefix, to every lane */");
     be_line(b, "if (g_lane < %du) {", NC);
     b->indent++;
     {
@@ -1524,11 +1531,8 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
         apply_op(c, op, &off, (const char *const *)&ex, (const char *const *)&wex, true);
     }
     be_line(b, "g_woff[g_s][g_lane] = g_off0;");
+    be_line(b, "gpuc_ss_arrive(%s);  /* each offset's lane after its write */", ss_bar(c, "g_totready", "g_s"));
     b->indent--;
-    be_line(b, "}");
-    be_line(b, "__syncwarp();");
-    be_line(b, "if (g_lane == 0) {");
-    be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_totready", "g_s"));
     be_line(b, "}");
     b->indent--;
     be_line(b, "}");

@@ -62,7 +62,9 @@ export PATH=$PATH:${GPUC_CUDA_HOME:-/usr/local/cuda}/bin
 # blocks past 32768 (LayerNorm: past 8192 when not big), each part in
 # registers (NAME_clregs) up to 8 x 8192, else with the stash (NAME_cl); f64
 # halves those. Matrix products: 128 x 64 tiles (fast), split k when there
-# are few tiles and k >= 256.
+# are few tiles and k >= 256. The streaming kernels (sm_90): 4-byte scans
+# (SCAN BULK 3, tiles of 8192 items, one block an SM) at any size; rows of
+# at least 65536 4-byte elements in whole chunks of 8192 (NAME_st).
 CASES=$(cat <<'EOF'
 map_saxpy      map_saxpy      il  =2.5;f32:1;f32:1  =2.5;f32:4099;f32:4099  =-1.0;f32:70001;f32:70001
 map_bcast      map_bcast      -   f32:3x33;f32:33;f32:3  f32:130x1027;f32:1027;f32:130
@@ -102,6 +104,10 @@ mm_f64         mm_f64         -   f64:1x1;f64:1x1  f64:65x7;f64:7x129  f64:200x3
 mm_f64_t16     mm_f64_t16     -   f64:17x33;f64:33x15  f64:100x40;f64:40x70
 mm_i32         mm_i32         -   i32:33x65;i32:65x31  i32:100x40;i32:40x70
 row_sharded    row_softmax    s   f32:5x33  f32:3x4097
+scan_stream_f32 scan_incl_f32 -   f32:1638400  f32:2000001
+scan_stream_i32 scan_excl_i32 -   i32:1638405
+row_softmax_st row_softmax    -   f32:3x65536  f32:2x270336
+row_layernorm_st row_layernorm -  f32:2x65536;f32:65536;f32:65536
 map_sharded    map_saxpy      s   =2.5;f32:4099;f32:4099
 EOF
 )
@@ -120,6 +126,8 @@ row_sum        row_sum        -   f32:5x33  f32:2x40001
 row_softmax    row_softmax    -   f32:3x4097  f32:2x16384  f32:2x16383  f32:2x70001
 row_layernorm  row_layernorm  -   f32:2x16385;f32:16385;f32:16385
 row_xent       row_xent       -   f32:2x40001;i64:2:0:40001
+scan_stream_f32 scan_incl_f32 -   f32:2000001
+row_softmax_st row_softmax    -   f32:3x65536
 EOF
 )
 
