@@ -1596,7 +1596,7 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
 
 /* SCAN BULK 3's launch settings, after mode 2's (its fallback): where a
  * block may opt into the ring and its barriers (sm_90 on; sm_80's 163 KiB
- * do not hold it), g_stream, a grid of the blocks resident at once (one an
+ * do not hold it) and there is more than one tile, g_stream, a grid of the blocks resident at once (one an
  * SM: the occupancy query counts no dynamic shared memory, so the ring's
  * bound is taken apart), never more than the tiles, and the ring. */
 static void scan_stream_host(CuEmit *c, IrKernel *k) {
@@ -1605,7 +1605,11 @@ static void scan_stream_host(CuEmit *c, IrKernel *k) {
     const int need = SS_RING + 2048;  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
     be_line(b, "int g_stream = 0;  /* SCAN BULK 3, else mode 2 */");
-    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d) {", need);
+    /* one tile or less: mode 2 (H100, session 10's call 7: 6.6-6.8 us at
+     * 1024 items against 9.1-9.3 for mode 3, whose pipeline a single tile
+     * does not fill; from two tiles, 16384 items, mode 3 was faster, 6.3-7.0
+     * against 7.6-7.7) */
+    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d && %s > %d) {", need, n, SS_ITEMS);
     b->indent++;
     be_line(b, "int g_fit = 1;");
     be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", scan_stream_name(c, k), SS_THREADS);
