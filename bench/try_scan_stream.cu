@@ -21,6 +21,10 @@
  *   look-back  GW warps, tiles in turn: the decoupled look-back (Merrill and
  *              Garland) over 32 predecessors at a time, then the tile's
  *              inclusive prefix, status 2, and each consumer warp's offset.
+ * A second kernel (scan_ws_dyn) takes the tiles in order from a counter,
+ * so that it needs no co-residency; it is timed with the resident grid and
+ * with a grid twice that (half of it waits to start: the static form would
+ * hang there).
  * Values are int32 (wrapping sums: every result checked exactly against a
  * host scan, on fresh random data). The status words are zeroed by a memset
  * inside the timing, as gpuc does. Times: medians of 20 calls, CUDA events,
@@ -233,6 +237,214 @@ scan_ws(const int *__restrict__ x, int *__restrict__ y, long long ntiles, unsign
     }
 }
 
+/* The same with tiles taken in order from a counter (words[ntiles]) instead
+ * of tile b + jG: the producer claims a tile as it fills a slot, so a tile's
+ * predecessors were all claimed earlier, by blocks that are running or done,
+ * and the kernel needs no co-residency (the static form hangs where part of
+ * its grid cannot start: MPS limits, green contexts, another such kernel).
+ * The producer writes the slot's tile (tile_of) before its arrival on full;
+ * past the last tile it writes -1 and the block's end (s_end), and every
+ * warp stops there. */
+static __device__ __forceinline__ bool bar_try(uint64_t *bar, unsigned parity) {
+    unsigned done;
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+    return done != 0;
+}
+static __device__ __forceinline__ void bar_arrive1(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
+}
+
+template <int NC, int GW, int CH, int S, int L, int D>
+__global__ void __launch_bounds__((NC + GW + 2) * 32, 1)
+scan_ws_dyn(const int *__restrict__ x, int *__restrict__ y, long long ntiles, unsigned long long *__restrict__ words) {
+    constexpr int WE = CH / NC;
+    constexpr int V = WE / 128;
+    static_assert(WE % 128 == 0, "whole vectors a lane");
+    static_assert(L + D < S, "slots for the lag, the pending stores and the loads in flight");
+    constexpr long long NONE = 0x7fffffffffffffffll;
+    extern __shared__ __align__(128) int4 ring[];
+    __shared__ uint64_t full[S], pready[S], totready[S], done[S];
+    __shared__ int wtot[S][NC], woff[S][NC];
+    __shared__ long long tile_of[S];
+    __shared__ long long s_end;
+    const int t = threadIdx.x, w = t >> 5, lane = t & 31;
+    if (t == 0) {
+        for (int s = 0; s < S; s++) {
+            bar_init(&full[s], 1);
+            bar_init(&pready[s], NC);
+            bar_init(&totready[s], 1);
+            bar_init(&done[s], NC * 32 + 1);
+        }
+        s_end = NONE;
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (w < NC) {
+        long long end = NONE;
+        for (long long j = 0;; j++) {
+            if (j < end) {
+                const int s = (int)(j % S);
+                bar_wait(&full[s], (unsigned)((j / S) & 1));
+                if (tile_of[s] < 0) {
+                    end = j;
+                } else {
+                    const int4 *c = ring + s * (CH / 4) + w * (WE / 4);
+                    int v = 0;
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        const int4 q = c[lane + 32 * k];
+                        v += q.x + q.y + q.z + q.w;
+                    }
+                    v = warp_sum(v);
+                    if (lane == 0) wtot[s][w] = v;
+                }
+                if (lane == 0) bar_arrive(&pready[s]);   /* at the end too: the publisher stops there */
+            }
+            if (j >= L && j - L < end) {
+                const long long k = j - L;
+                const int s = (int)(k % S);
+                bar_wait(&totready[s], (unsigned)((k / S) & 1));
+                int carry = woff[s][w];
+                int4 *c = ring + s * (CH / 4) + w * (WE / 4);
+#pragma unroll
+                for (int i = 0; i < V; i++) {
+                    int4 q = c[lane + 32 * i];
+                    q.y += q.x;
+                    q.z += q.y;
+                    q.w += q.z;
+                    const int incl = warp_incl(q.w, lane);
+                    const int before = carry + incl - q.w;
+                    q.x += before;
+                    q.y += before;
+                    q.z += before;
+                    q.w += before;
+                    c[lane + 32 * i] = q;
+                    carry += __shfl_sync(~0u, incl, 31);
+                }
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                bar_arrive(&done[s]);
+            }
+            if (j >= L && j - L + 1 >= end) break;
+        }
+    } else if (w == NC) {
+        for (long long j = 0;; j++) {
+            const int s = (int)(j % S);
+            bar_wait(&pready[s], (unsigned)((j / S) & 1));
+            const long long tile = tile_of[s];
+            if (tile < 0) break;
+            const int v = warp_sum(lane < NC ? wtot[s][lane] : 0);
+            if (lane == 0) {
+                atomicMax(&words[tile], (unsigned long long)(unsigned)v | ((unsigned long long)(tile == 0 ? 2 : 1) << 32));
+                bar_arrive(&done[s]);
+            }
+        }
+    } else if (w <= NC + GW) {
+        const int g = w - NC - 1;
+        for (long long k = g;; k += GW) {
+            const int s = (int)(k % S);
+            /* the slot's phase, or the block's end before it (no phase comes then) */
+            int go = 0;
+            if (lane == 0) {
+                for (;;) {
+                    if (bar_try(&pready[s], (unsigned)((k / S) & 1))) { go = 1; break; }
+                    if (*(volatile long long *)&s_end <= k) break;
+                }
+            }
+            go = __shfl_sync(~0u, go, 0);
+            if (!go) break;
+            bar_wait(&pready[s], (unsigned)((k / S) & 1));   /* complete: every lane's acquire */
+            const long long tile = tile_of[s];
+            if (tile < 0) break;
+            const int wv = lane < NC ? wtot[s][lane] : 0;
+            const int agg = warp_sum(wv);
+            int prefix = 0;
+            long long j = tile - 1;
+            while (j >= 0) {
+                const long long q = j - lane;
+                unsigned long long word;
+                for (;;) {
+                    word = q >= 0 ? ld_relaxed64(&words[q]) : (2ull << 32);
+                    if (!__any_sync(~0u, (word >> 32) == 0)) break;
+                    __nanosleep(32);
+                }
+                const unsigned p2 = __ballot_sync(~0u, (word >> 32) == 2);
+                const int f = p2 ? __ffs(p2) - 1 : 32;
+                prefix += warp_sum(lane <= f ? (int)(unsigned)word : 0);
+                if (p2) break;
+                j -= 32;
+            }
+            if (lane == 0 && tile != 0)
+                atomicMax(&words[tile], (unsigned long long)(unsigned)(prefix + agg) | (2ull << 32));
+            const int ex = warp_incl(wv, lane) - wv;
+            if (lane < NC) woff[s][lane] = prefix + ex;
+            __syncwarp();
+            if (lane == 0) bar_arrive(&totready[s]);
+        }
+    } else if (lane == 0) {
+        /* the producer: slot j gets the next tile from the counter, or the end */
+        long long end = NONE;
+        auto fill = [&](long long j) {
+            const int s = (int)(j % S);
+            const unsigned long long tile = atomicAdd(&words[ntiles], 1ull);
+            if (tile >= (unsigned long long)ntiles) {
+                tile_of[s] = -1;
+                *(volatile long long *)&s_end = j;
+                end = j;
+                bar_arrive1(&full[s]);
+            } else {
+                tile_of[s] = (long long)tile;
+                bulk_load<0>(ring + s * (CH / 4), x + (long long)tile * CH, CH * 4, &full[s]);
+            }
+        };
+        for (long long j = 0; j < S && end == NONE; j++) fill(j);
+        for (long long k = 0; k < end; k++) {
+            const int s = (int)(k % S);
+            bar_wait(&done[s], (unsigned)((k / S) & 1));
+            bulk_store<0>(y + tile_of[s] * CH, ring + s * (CH / 4), CH * 4);
+            const long long r = k - D;
+            if (r >= 0 && end == NONE) {
+                bulk_wait_read<D>();
+                fill(r + S);
+            }
+        }
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+}
+
+template <int NC, int GW, int CH, int S, int L, int D>
+static float run_dyn(const int *x, int *y, long long n, unsigned long long *words, int nsm, int grid_scale, int *grid_out) {
+    auto kern = scan_ws_dyn<NC, GW, CH, S, L, D>;
+    constexpr int T = (NC + GW + 2) * 32;
+    const size_t smem = (size_t)S * CH * 4;
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, T, smem));
+    if (per_sm < 1) { fprintf(stderr, "variant does not fit\n"); exit(2); }
+    const int grid = per_sm * nsm * grid_scale;   /* grid_scale 2: half the grid cannot start at first */
+    *grid_out = grid;
+    const long long ntiles = n / CH;
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> ts;
+    for (int i = 0; i < 23; i++) {
+        CK(cudaEventRecord(a));
+        CK(cudaMemsetAsync(words, 0, (ntiles + 1) * sizeof(unsigned long long)));
+        kern<<<grid, T, smem>>>(x, y, ntiles, words);
+        CK(cudaGetLastError());
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 3) ts.push_back(ms * 1000.f);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+}
+
 template <int NC, int GW, int CH, int S, int L, int D, int HINT>
 static float run(const int *x, int *y, long long n, unsigned long long *words, int nsm, int *grid_out) {
     auto kern = scan_ws<NC, GW, CH, S, L, D, HINT>;
@@ -277,7 +489,7 @@ int main() {
     unsigned long long *words;
     CK(cudaMalloc(&x, n * 4));
     CK(cudaMalloc(&y, n * 4));
-    CK(cudaMalloc(&words, (n / 2048) * sizeof(unsigned long long)));
+    CK(cudaMalloc(&words, (n / 2048 + 1) * sizeof(unsigned long long)));
     std::vector<int> hx(n), hy(n), ref(n);
     uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(nullptr);
     for (long long i = 0; i < n; i++) {
@@ -329,6 +541,9 @@ int main() {
     W(16, 4, 4096, 13, 4, 2, 0);
     W(8, 4, 4096, 13, 5, 2, 0);
     W(16, 4, 4096, 13, 5, 2, 1);
+    /* tiles from a counter: no co-residency needed (a grid twice the resident blocks must not hang) */
+    one("dynamic tiles: 16 consumers, 2 look-back, 8192 items, 6 slots, lag 2, 1 store", [&](int *g) { return run_dyn<16, 2, 8192, 6, 2, 1>(x, y, n, words, nsm, 1, g); });
+    one("dynamic tiles, a grid of twice the resident blocks", [&](int *g) { return run_dyn<16, 2, 8192, 6, 2, 1>(x, y, n, words, nsm, 2, g); });
     W(16, 2, 8192, 6, 2, 1, 0);   /* the first again: drift */
 #undef W
     printf("copy rate after: %.1f GB/s\n", copy_rate());
