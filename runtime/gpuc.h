@@ -91,6 +91,8 @@ typedef struct GpucDeviceInfo {
   int max_shared_per_block;        /* default limit, bytes */
   int max_shared_per_block_optin;  /* limit a kernel may opt into, bytes */
   int warp_size;
+  int mps_enabled;                 /* 1: contexts on this device are shared through MPS
+                                      (0 where the driver does not say) */
 } GpucDeviceInfo;
 GpucStatus gpuc_device_info(int ordinal, GpucDeviceInfo *info);
 

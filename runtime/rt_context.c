@@ -92,6 +92,13 @@ static CUresult fill_info(CUdevice dev, int ordinal, GpucDeviceInfo *info, const
     }
     memcpy((char *)info + attrs[i].offset, &v, sizeof v);
   }
+  /* MPS: asked apart, since a driver before CUDA 12 does not know the
+   * attribute (then 0). gpuc's streaming kernels need their whole grid
+   * resident, which MPS limits may prevent (docs/reliability.md). */
+  int mps = 0;
+  if (rt_cu.device_get_attribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, dev) == CUDA_SUCCESS) {
+    info->mps_enabled = mps != 0;
+  }
   r = rt_cu.device_total_mem(&info->total_memory, dev);
   if (r != CUDA_SUCCESS) {
     *failed = "cuDeviceTotalMem";

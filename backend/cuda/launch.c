@@ -21,7 +21,9 @@
  *     memory, the kernel opts in once, by either implementation)
  *   gpuc_h_sms(h) (multiprocessors)  gpuc_h_shared_max(h) (the shared memory
  *   a block may opt into, bytes)  gpuc_h_resident(h, GPUC_KERNEL(name), block, &n)
- *   (blocks of the kernel that fit on one multiprocessor)
+ *   (blocks of the kernel that fit on one multiprocessor)  gpuc_h_mps(h) (1
+ *   where the device's contexts are shared through MPS: the streaming
+ *   kernels, which need their whole grid resident, are not taken there)
  *   gpuc_h_clusters(h, GPUC_KERNEL(name), cluster, block, shared, &n) (clusters
  *   of a __cluster_dims__ kernel resident at once; the runtime's: 0 where the
  *   driver cannot tell)  gpuc_h_oob(h, &hit, at) (fetch and clear
@@ -158,7 +160,9 @@ static int device_scalar_result(CuEmit *c, const IrValue *v) {
  * other's partials): the blocks an SM that its registers and its ring
  * leave room for (gpuc_h_resident counts no dynamic shared memory; the
  * opt-in limit a block is the SM's less 1 KiB), times the SMs, and a row
- * may span at most ROW_STREAM_LAG steps of that grid (rows.c: why).
+ * may span at most ROW_STREAM_LAG steps of that grid (rows.c: why); not
+ * on a device shared through MPS, whose limits may keep part of the grid
+ * from starting (docs/reliability.md).
  * H100, bench/try_softmax_stream.cu (softmax_ws, 16 consumers, 2
  * gatherers, chunks of 8192 f32, 6 slots, lag 2, 1 pending store): row
  * softmax at rows of 262144 f32 0.92-0.93 of the copy rate against 0.80 in
@@ -171,7 +175,7 @@ static void row_stream_choice(CuEmit *c, IrKernel *k) {
     int nred = ir_stmt_red_width(s);
     int ring = ROW_STREAM_SLOTS * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem), need = ring + row_stream_static_shared(k);
     be_printf(b, "#ifndef GPUC_ROW_STREAM\n#define GPUC_ROW_STREAM 1  /* -DGPUC_ROW_STREAM=0: long rows in clusters, not NAME_st (a comparison; launch.c, grep \"ROW STREAM\") */\n#endif\n");
-    be_printf(b, "%*sbool g_stream = GPUC_ROW_STREAM && g_cl && %s >= (int64_t)%d && %s %% %d == 0 && gpuc_h_shared_max(gpuc_h) >= %d &&\n", b->indent * 4, "",
+    be_printf(b, "%*sbool g_stream = GPUC_ROW_STREAM && g_cl && %s >= (int64_t)%d && %s %% %d == 0 && gpuc_h_shared_max(gpuc_h) >= %d && !gpuc_h_mps(gpuc_h) &&\n", b->indent * 4, "",
               cols, ROW_STREAM_MIN_ROW, cols, ROW_STREAM_CHUNK, need);
     be_printf(b, "%*s    ((", b->indent * 4, "");
     const IrValue *reads[ROW_BIG_READS];

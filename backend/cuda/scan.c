@@ -1596,7 +1596,9 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
 
 /* SCAN BULK 3's launch settings, after mode 2's (its fallback): where a
  * block may opt into the ring and its barriers (sm_90 on; sm_80's 163 KiB
- * do not hold it) and there is more than one tile, g_stream, a grid of the blocks resident at once (one an
+ * do not hold it), there is more than one tile and the device is not shared
+ * through MPS (whose limits may leave part of the grid unable to start: the
+ * static tile order would then hang; docs/reliability.md), g_stream, a grid of the blocks resident at once (one an
  * SM: the occupancy query counts no dynamic shared memory, so the ring's
  * bound is taken apart), never more than the tiles, and the ring. */
 static void scan_stream_host(CuEmit *c, IrKernel *k) {
@@ -1609,7 +1611,7 @@ static void scan_stream_host(CuEmit *c, IrKernel *k) {
      * 1024 items against 9.1-9.3 for mode 3, whose pipeline a single tile
      * does not fill; from two tiles, 16384 items, mode 3 was faster, 6.3-7.0
      * against 7.6-7.7) */
-    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d && %s > %d) {", need, n, SS_ITEMS);
+    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d && %s > %d && !gpuc_h_mps(gpuc_h)) {", need, n, SS_ITEMS);
     b->indent++;
     be_line(b, "int g_fit = 1;");
     be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", scan_stream_name(c, k), SS_THREADS);

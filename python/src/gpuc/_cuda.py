@@ -51,7 +51,7 @@ class _DeviceInfo(ctypes.Structure):  # GpucDeviceInfo
                 ("cc_minor", ctypes.c_int), ("multiprocessors", ctypes.c_int), ("total_memory", ctypes.c_size_t),
                 ("l2_bytes", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
                 ("max_shared_per_block", ctypes.c_int), ("max_shared_per_block_optin", ctypes.c_int),
-                ("warp_size", ctypes.c_int)]
+                ("warp_size", ctypes.c_int), ("mps_enabled", ctypes.c_int)]
 
 
 class _Scalar(ctypes.Union):
