@@ -166,8 +166,9 @@ static int device_scalar_result(CuEmit *c, const IrValue *v) {
  * H100, bench/try_softmax_stream.cu (softmax_ws, 16 consumers, 2
  * gatherers, chunks of 8192 f32, 6 slots, lag 2, 1 pending store): row
  * softmax at rows of 262144 f32 0.92-0.93 of the copy rate against 0.80 in
- * clusters (NAME_cl); the generated NAME_st, the same design, is not yet
- * measured.  -DGPUC_ROW_STREAM=0 keeps the clusters (a comparison). */
+ * clusters (NAME_cl); the generated NAME_st 858-871 us against 893
+ * (0.84; LayerNorm 899-904 against 1089-1099; H100, docs/performance.md,
+ * ninth round).  -DGPUC_ROW_STREAM=0 keeps the clusters (a comparison). */
 static void row_stream_choice(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
@@ -290,9 +291,11 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         be_line(b, "const int64_t g_blocks = (%s + %d) / %d;", n, k->block * k->items - 1, k->block * k->items);
         /* at most one wave: the blocks that fit on the device at once (a
          * partial second wave would leave the multiprocessors part-idle).
-         * GPUC_REDUCE_WAVES=N (a comparison, not yet measured): N waves, 0
-         * one block a chunk, as maps have (MAP WHOLE GRID); the kernel's
-         * last block combines any number of partials */
+         * GPUC_REDUCE_WAVES=N (a comparison): N waves, 0 one block a chunk,
+         * as maps have (MAP WHOLE GRID); the kernel's last block combines
+         * any number of partials.  H100 (bench/try_grid.sh, docs/performance.md,
+         * ninth round): one wave fastest or tied; 2 and 4 waves 0.5-2% slower,
+         * one block a chunk 8-13% slower at 2^28 */
         be_printf(b, "#ifndef GPUC_REDUCE_WAVES\n#define GPUC_REDUCE_WAVES 1  /* reductions' grid: N waves of resident blocks, 0 one block a chunk (backend/cuda/launch.c) */\n#endif\n");
         be_line(b, "int g_fit = 1;");
         be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", k->name, k->block);

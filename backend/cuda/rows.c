@@ -13,7 +13,8 @@
  * element is read once and written once with no cluster quantization
  * (the hand-written prototype, bench/try_softmax_stream.cu: H100 row
  * softmax at rows of 262144, 0.92 of the copy rate against the clusters'
- * 0.80; the generated kernel is not yet measured).  Any reduction tuple and post
+ * 0.80; this generated kernel 0.84, and LayerNorm there 17.5% faster than
+ * in clusters: docs/performance.md, ninth round).  Any reduction tuple and post
  * over one 4-byte input: the consumers use the same fold and post code.
  * The rows' all-reduce combines (every lane gets the total) live here. */
 #include "cuda_emit.h"
@@ -1504,38 +1505,34 @@ int row_stream_static_shared(const IrKernel *k) {
     return bytes;
 }
 
-/* The stream kernel's helpers (PTX, so that NVRTC needs no header). */
+/* The stream kernel's helpers (PTX, so that NVRTC needs no header; shared
+ * addresses by the prelude's gpuc_smem32). */
 static void row_stream_helpers(CuEmit *c) {
     be_printf(c->b, "#ifndef GPUC_ROW_STREAM_HELPERS\n#define GPUC_ROW_STREAM_HELPERS\n"
                     "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
-                    "static __device__ __forceinline__ unsigned gpuc_st_smem(const void *p) {\n"
-                    "    unsigned a;\n"
-                    "    asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(a) : \"l\"(p));\n"
-                    "    return a;\n"
-                    "}\n"
                     "static __device__ __forceinline__ void gpuc_st_bar_init(unsigned long long *bar, unsigned count) {\n"
-                    "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\" :: \"r\"(gpuc_st_smem(bar)), \"r\"(count) : \"memory\");\n"
+                    "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\" :: \"r\"(gpuc_smem32(bar)), \"r\"(count) : \"memory\");\n"
                     "}\n"
                     "static __device__ __forceinline__ void gpuc_st_arrive(unsigned long long *bar) {\n"
-                    "    asm volatile(\"mbarrier.arrive.release.cta.shared::cta.b64 _, [%%0];\" :: \"r\"(gpuc_st_smem(bar)) : \"memory\");\n"
+                    "    asm volatile(\"mbarrier.arrive.release.cta.shared::cta.b64 _, [%%0];\" :: \"r\"(gpuc_smem32(bar)) : \"memory\");\n"
                     "}\n"
                     "static __device__ __forceinline__ void gpuc_st_wait(unsigned long long *bar, unsigned parity) {\n"
                     "    unsigned done;\n"
                     "    do {\n"
                     "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; selp.u32 %%0, 1, 0, p; }\"\n"
-                    "                     : \"=r\"(done) : \"r\"(gpuc_st_smem(bar)), \"r\"(parity) : \"memory\");\n"
+                    "                     : \"=r\"(done) : \"r\"(gpuc_smem32(bar)), \"r\"(parity) : \"memory\");\n"
                     "    } while (!done);\n"
                     "}\n"
                     "/* a bulk copy of `bytes` from global memory into shared memory, completing on bar */\n"
                     "static __device__ __forceinline__ void gpuc_st_load(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {\n"
-                    "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(gpuc_st_smem(bar)), \"r\"(bytes) : \"memory\");\n"
+                    "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(gpuc_smem32(bar)), \"r\"(bytes) : \"memory\");\n"
                     "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\"\n"
-                    "                 :: \"r\"(gpuc_st_smem(dst)), \"l\"(src), \"r\"(bytes), \"r\"(gpuc_st_smem(bar)) : \"memory\");\n"
+                    "                 :: \"r\"(gpuc_smem32(dst)), \"l\"(src), \"r\"(bytes), \"r\"(gpuc_smem32(bar)) : \"memory\");\n"
                     "}\n"
                     "/* a bulk copy of `bytes` from shared memory to global memory, one bulk group */\n"
                     "static __device__ __forceinline__ void gpuc_st_store(void *dst, const void *src, unsigned bytes) {\n"
                     "    asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%%0], [%%1], %%2;\\n\\tcp.async.bulk.commit_group;\"\n"
-                    "                 :: \"l\"(dst), \"r\"(gpuc_st_smem(src)), \"r\"(bytes) : \"memory\");\n"
+                    "                 :: \"l\"(dst), \"r\"(gpuc_smem32(src)), \"r\"(bytes) : \"memory\");\n"
                     "}\n"
                     "/* the thread's shared memory writes (generic proxy) before a bulk store reads them (async proxy) */\n"
                     "static __device__ __forceinline__ void gpuc_st_fence_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
