@@ -339,7 +339,7 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         const char *st = word ? "g_words" : "g_flags";
         if (word) {
             const char *nw = word == 8 ? "g_ntiles" : "2 * g_ntiles";  /* 8-byte halves of the words */
-            if (scan_bulk_eligible(k)) { nw = scan_bulk_words(c, k, n); }  /* and mode 1's tile counter, or mode 3's tiles (scan.c) */
+            if (scan_bulk_eligible(k) || scan_wide_eligible(k)) { nw = scan_bulk_words(c, k, n); }  /* and mode 1's tile counter, or mode 3's tiles (scan.c) */
             dalloc(c, "unsigned long long", "g_words", nw);
             be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_words, (size_t)(%s) * sizeof(unsigned long long)));", nw);
         } else {
@@ -376,6 +376,23 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             } else {
                 launch_block(c, k, &p, "g_grid", "1", be_strf(&c->x, "%d", k->block), "g_shared");
             }
+        } else if (scan_wide_eligible(k)) {
+            /* SCAN BULK 3 WIDE (16-byte words) where scan_wide_host chose it (g_stream), else emit_scan's kernel */
+            scan_wide_host(c, k);
+            IrKernel stream = *k;
+            stream.name = scan_stream_name(c, k);
+            be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
+            be_line(b, "if (g_stream) {");
+            b->indent++;
+            launch_block(c, &stream, &p, "g_grid", "1", "640", "g_shared");
+            b->indent--;
+            be_line(b, "} else");
+            be_printf(b, "#endif\n");
+            be_line(b, "{");
+            b->indent++;
+            launch(c, k, &p, "(unsigned)g_ntiles", "1");
+            b->indent--;
+            be_line(b, "}");
         } else {
             launch(c, k, &p, "(unsigned)g_ntiles", "1");
         }

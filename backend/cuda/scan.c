@@ -11,7 +11,11 @@
  *           one bulk load in flight from the start; the default, a
  *           streaming, warp-specialized kernel of one block an SM, tiles
  *           through a ring of slots: H200, inclusive i32 scan of 2^28 at
- *           0.966 of the copy rate against 0.82; grep "SCAN BULK")
+ *           0.966 of the copy rate against 0.82; grep "SCAN BULK");
+ *           scans of a 16-byte look-back word whose components are input
+ *           arrays (the affine recurrence, i64 and f64 scans) have the
+ *           streaming kernel too, emit_scan's as its fallback (grep "SCAN
+ *           BULK 3 WIDE"; not yet run on a GPU)
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
@@ -272,13 +276,20 @@ static void wait_status_word(BeBuf *b) {
  * g_ex<j>_0 (declared by the caller, of types wt), and its inclusive prefix
  * is published (status 2). word: scan_word_bytes; ta_declared: the caller
  * has declared g_ta<j>_0 (else it is read from g_wsum<j>[NW - 1]); stream
- * (SCAN BULK 3, 8-byte words): the aggregate and tile 0's prefix are the
+ * (SCAN BULK 3, 8-byte words, 1): the aggregate and tile 0's prefix are the
  * publisher warp's, so this publishes the prefix alone, by an atomic
- * maximum. One look-back for every scan kernel (emit_scan, the SCAN BULK
- * variants). */
-static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared, bool stream) {
+ * maximum; stream 2 (SCAN BULK 3 WIDE, 16-byte words, which have no atomic
+ * maximum): as emit_scan's (0), this warp's lane 0 publishes the aggregate
+ * (tile 0: its prefix) and then the prefix, in program order, so the
+ * status of the word never goes down. One look-back for every scan kernel
+ * (emit_scan, the SCAN BULK variants). */
+static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared, int stream) {
     BeBuf *b = c->b;
-    if (stream) {
+    if (stream == 2) {
+        be_line(b, "/* the decoupled look-back, 32 predecessors at a time (status 0 none yet, 1");
+        be_line(b, " * aggregate, 2 inclusive prefix, packed with the value in one 16-byte word):");
+        be_line(b, " * lane 0 publishes the aggregate (tile 0: its prefix), then the prefix, in order */");
+    } else if (stream) {
         be_line(b, "/* the decoupled look-back, 32 predecessors at a time (status 0 none yet, 1");
         be_line(b, " * aggregate, 2 inclusive prefix, packed with the value in one 8-byte word); the");
         be_line(b, " * publisher warp has published the aggregate (tile 0: its prefix) */");
@@ -299,7 +310,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
         if (!ta_declared) { be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1); }
         be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
     }
-    if (stream) {
+    if (stream == 1) {
         be_line(b, "if (g_tile != 0) {");
         b->indent++;
     } else {
@@ -389,7 +400,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     apply_ops(c, ops, nsc, inc, ex, ta, true);
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
-    publish(c, word, wt, W, "g_tile", 2, inc, stream);
+    publish(c, word, wt, W, "g_tile", 2, inc, stream == 1);
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -398,10 +409,13 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
 }
 
 static void emit_scan_bulk(CuEmit *c, IrKernel *k);
+static void emit_scan_wide(CuEmit *c, IrKernel *k);
+static const char *scan_wide_words(CuEmit *c, const IrKernel *k, const char *n);
 static bool scan_bulk_emitting_default;  /* emit_scan_bulk is emitting the default kernel (its #else) */
 
 void emit_scan(CuEmit *c, IrKernel *k) {
     if (scan_bulk_eligible(k) && !scan_bulk_emitting_default) { emit_scan_bulk(c, k); return; }  /* grep "SCAN BULK" */
+    if (scan_wide_eligible(k) && !scan_bulk_emitting_default) { emit_scan_wide(c, k); return; }  /* grep "SCAN BULK 3 WIDE" */
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     int B = k->block, I = k->items, NW = B / 32;
@@ -525,7 +539,7 @@ void emit_scan(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
     be_line(b, "__syncwarp();");
     char **ex = names(c, "g_ex%d_%d", 0, W);
-    lookback(c, ops, nsc, wt, W, word, NW, false, false);
+    lookback(c, ops, nsc, wt, W, word, NW, false, 0);
     be_line(b, "if (g_lane == 0) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_ex_sh%d = %s;", j, ex[j]); }
     be_line(b, "}");
@@ -883,7 +897,7 @@ static void scan_bulk_early(CuEmit *c, IrKernel *k) {
     be_line(b, "const %s %s = g_warp > 0 ? g_wq0_0 : g_ne0;  /* before this warp */", ct(t), wp);
     be_line(b, "if (g_warp == 0) {");
     b->indent++;
-    lookback(c, op, 1, &t, 1, 8, NW, true, false);
+    lookback(c, op, 1, &t, 1, 8, NW, true, 0);
     be_line(b, "if (g_lane == 0) {");
     be_line(b, "    g_ex_sh0 = g_ex0_0;");
     be_line(b, "}");
@@ -1086,7 +1100,7 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
     warp_inclusive_scan(c, op, 1, &t, &ws, "g_z%d_%d");
     be_line(b, "g_wsum0[g_lane] = %s;  /* inclusive over warps */", ws);
     be_line(b, "__syncwarp();");
-    lookback(c, op, 1, &t, 1, 8, NW, false, false);
+    lookback(c, op, 1, &t, 1, 8, NW, false, 0);
     be_line(b, "if (g_lane == 0) {");
     be_line(b, "    g_ex_sh0 = %s;", ex);
     be_line(b, "}");
@@ -1519,7 +1533,7 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "if (g_lane == 0) { g_wex = g_ne0; }");
     be_line(b, "const %s g_ta0_0 = __shfl_sync(0xffffffffu, g_lw, %d);  /* the tile's aggregate */", ct(t), NC - 1);
     be_line(b, "const int64_t g_tile = blockIdx.x + g_k * g_grid;");
-    lookback(c, op, 1, &t, 1, 8, 0, true, true);
+    lookback(c, op, 1, &t, 1, 8, 0, true, 1);
     /* the look-back's window sums are complete in lane 0 alone (an ordered
      * shuffle-down reduction): every lane takes lane 0's prefix before the
      * consumer warps' offsets (without it, offsets 1..15 were wrong) */
@@ -1601,17 +1615,16 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
  * static tile order would then hang; docs/reliability.md), g_stream, a grid of the blocks resident at once (one an
  * SM: the occupancy query counts no dynamic shared memory, so the ring's
  * bound is taken apart), never more than the tiles, and the ring. */
-static void scan_stream_host(CuEmit *c, IrKernel *k) {
+static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, const char *fallback) {
     BeBuf *b = c->b;
     const char *n = be_vname(k->stmt->w[0]);
-    const int need = SS_RING + 2048;  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
-    be_line(b, "int g_stream = 0;  /* SCAN BULK 3, else mode 2 */");
+    be_line(b, "int g_stream = 0;  /* SCAN BULK 3, else %s */", fallback);
     /* one tile or less: mode 2 (H100, session 10's call 7: 6.6-6.8 us at
      * 1024 items against 9.1-9.3 for mode 3, whose pipeline a single tile
      * does not fill; from two tiles, 16384 items, mode 3 was faster, 6.3-7.0
      * against 7.6-7.7) */
-    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d && %s > %d && !gpuc_h_mps(gpuc_h)) {", need, n, SS_ITEMS);
+    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d && %s > %d && !gpuc_h_mps(gpuc_h)) {", need, n, items);
     b->indent++;
     be_line(b, "int g_fit = 1;");
     be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", scan_stream_name(c, k), SS_THREADS);
@@ -1619,7 +1632,7 @@ static void scan_stream_host(CuEmit *c, IrKernel *k) {
     be_line(b, "    g_fit = gpuc_h_shared_max(gpuc_h) / %d;  /* the rings an SM holds */", need);
     be_line(b, "}");
     be_line(b, "const int64_t g_wave = (int64_t)gpuc_h_sms(gpuc_h) * g_fit;");
-    be_line(b, "const int64_t g_tiles = (%s + %d) / %d;", n, SS_ITEMS - 1, SS_ITEMS);
+    be_line(b, "const int64_t g_tiles = (%s + %d) / %d;", n, items - 1, items);
     be_line(b, "g_grid = (unsigned)(g_tiles < g_wave ? g_tiles : g_wave);");
     be_line(b, "g_shared = %du;", SS_RING);
     be_line(b, "g_stream = 1;");
@@ -1628,10 +1641,16 @@ static void scan_stream_host(CuEmit *c, IrKernel *k) {
     be_printf(b, "#endif\n");
 }
 
+static void scan_stream_host(CuEmit *c, IrKernel *k) {
+    scan_stream_host_items(c, k, SS_ITEMS, SS_RING + 2048, "mode 2");  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
+}
+
 /* The status words an eligible scan's launcher allocates and zeroes (an
  * expression over g_ntiles, the tiles of k's own tile, and n): one a tile
- * and mode 1's tile counter, or one a tile of mode 3's smaller tiles. */
+ * and mode 1's tile counter, or one a tile of mode 3's smaller tiles; for
+ * SCAN BULK 3 WIDE, two 8-byte halves a tile (scan_wide_words). */
 const char *scan_bulk_words(CuEmit *c, const IrKernel *k, const char *n) {
+    if (scan_wide_eligible(k)) { return scan_wide_words(c, k, n); }
     if (!scan_stream_eligible(k)) { return "g_ntiles + 1"; }
     return be_strf(&c->x, "(g_ntiles + 1 > (%s + %d) / %d ? g_ntiles + 1 : (%s + %d) / %d)", n, SS_ITEMS - 1, SS_ITEMS, n, SS_ITEMS - 1, SS_ITEMS);
 }
@@ -1647,6 +1666,7 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
         be_printf(c->b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
         scan_stream_kernel(c, k);
         be_printf(c->b, "#endif\n");
+        be_expr_reset(&c->x);  /* each kernel's temporaries (a neutral element's) are its own */
     }
     if (!scan_bulk_default_fits(k)) {
         scan_bulk_kernel(c, k, false);  /* mode 2 alone */
@@ -1655,16 +1675,487 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
     if (scan_bulk_two_stages(k)) {
         be_printf(c->b, "#if GPUC_SCAN_BULK_%s == 1\n", k->name);
         scan_bulk_kernel(c, k, true);
+        be_expr_reset(&c->x);
         be_printf(c->b, "#elif GPUC_SCAN_BULK_%s\n", k->name);
     } else {
         be_printf(c->b, "#if GPUC_SCAN_BULK_%s\n", k->name);
     }
     scan_bulk_kernel(c, k, false);
+    be_expr_reset(&c->x);
     be_printf(c->b, "#else\n");
     scan_bulk_emitting_default = true;
     emit_scan(c, k);
     scan_bulk_emitting_default = false;
     be_printf(c->b, "#endif\n");
+}
+
+
+/* ---- SCAN BULK 3 WIDE: the streaming kernel for 16-byte look-back words ----
+ * The kernel <name>_stream (SCAN BULK 3's warps, ring, barriers and tile
+ * order) for the scans whose look-back word is 16 bytes (scan_word_bytes:
+ * two 4-byte components or one 8-byte one) and whose components are each an
+ * input array read as it is at index i (a zip of arrays: the affine
+ * recurrence of bench/programs/scan.gdsl; i64 and f64 scans), with a post or
+ * not, no mapped output. Its fallback is emit_scan's kernel (emitted beside
+ * it, not under #if), taken where mode 3 is off (GPUC_SCAN_BULK other than 3)
+ * or does not fit (as scan_stream_host).
+ *   slot       SW_ITEMS items, the tile's segment of each input array one
+ *              after the other (structure of arrays, 8 bytes an item in all:
+ *              32 KiB); output j (as wide an item as input j's) is written
+ *              over input j's segment, item by item, by the lane that read
+ *              the item;
+ *   producer   lane j bulk-loads input j's segment (one cp.async.bulk an
+ *              array, its own expect_tx: the slot's full barrier completes
+ *              when all 32 lanes arrived and every array's bytes landed) and
+ *              bulk-stores output j's (its own bulk group, so that its
+ *              wait_group.read counts one store a tile); the partial last
+ *              tile and unaligned arrays through the warp's lanes;
+ *   consumers  each lane takes, per step, one 16-byte vector of each input
+ *              (4 items of 4-byte arrays, 2 of an 8-byte array), scans them
+ *              in order, then across the warp as SCAN BULK 3;
+ *   look-back  no 128-bit atomic maximum: the look-back warp of a tile
+ *              publishes its aggregate (status 1; tile 0 its prefix, 2) and
+ *              then its prefix (2) itself, from lane 0 in program order
+ *              (lookback, stream 2), so a later store never lowers the
+ *              status; the publisher warp has nothing to do (the done
+ *              barrier counts the consumers' threads alone).
+ * Not yet run on a GPU (written 2026-11-28 without one: NVRTC- and
+ * nvcc-clean for sm_80 and sm_90). */
+enum {
+    SW_ITEMS = 4096,                      /* a tile: 8 bytes an item, 32 KiB */
+    SW_PART = SW_ITEMS / SS_CONSUMERS,    /* a consumer warp's items */
+    SW_SLOT = SW_ITEMS * 8,               /* bytes a slot */
+    SW_STATIC = 4096,                     /* static shared memory, at most: barriers, totals and offsets */
+};
+_Static_assert(SW_SLOT * SS_SLOTS == SS_RING, "the ring of SCAN BULK 3");
+_Static_assert(SW_PART % 128 == 0, "whole 16-byte vectors a lane, 2 or 4 items each");
+_Static_assert(4 * 8 * SS_SLOTS + 2 * 8 * SS_SLOTS * SS_CONSUMERS <= SW_STATIC, "the static shared memory");
+
+/* The input array that component j of the scan of s copies (its map result
+ * is a parameter), else NULL. */
+static IrValue *sw_input(const IrStmt *s, int j) {
+    const IrExpr *r = s->map && j < s->map->nres ? s->map->res[j] : NULL;
+    if (!r || r->kind != IR_E_PARAM || r->index < 0 || r->index >= s->nins) { return NULL; }
+    return s->ins[r->index];
+}
+
+bool scan_wide_eligible(const IrKernel *k) {
+    if (k->kind != IR_K_SCAN || scan_bulk_eligible(k)) { return false; }
+    IrStmt *s = k->stmt;
+    if (s->kind != IR_S_SCREMA || s->sharded || s->rank != 1 || s->nreds != 0 || s->nscans < 1 || !s->map) { return false; }
+    if (ir_stmt_nmapped(s) != 0) { return false; }
+    int W;
+    IrScalar *wt = scan_types(s, &W);
+    bool ok = scan_word_bytes(wt, W) == 16 && s->map->nres == W;
+    int bytes = 0;
+    for (int j = 0; ok && j < W; j++) {
+        const IrValue *in = sw_input(s, j);
+        int z = ir_scalar_size(wt[j]);
+        ok = in && in->elem == wt[j] && in->rank == 1 && (z == 4 || z == 8);
+        bytes += z;
+    }
+    ok = ok && bytes == 8;
+    /* output j over input j's segment: as wide an item */
+    const int nout = s->post ? s->post->nres : W;
+    ok = ok && nout >= 1 && nout <= W && s->nouts == nout;
+    for (int j = 0; ok && j < nout; j++) { ok = s->outs[j]->rank == 1 && ir_scalar_size(s->outs[j]->elem) == ir_scalar_size(wt[j]); }
+    free(wt);
+    return ok;
+}
+
+/* The status words' 8-byte halves: two a tile, of k's own tiles or of mode
+ * 3's, whichever are more. */
+static const char *scan_wide_words(CuEmit *c, const IrKernel *k, const char *n) {
+    (void)k;
+    return be_strf(&c->x, "2 * (g_ntiles > (%s + %d) / %d ? g_ntiles : (%s + %d) / %d)", n, SW_ITEMS - 1, SW_ITEMS, n, SW_ITEMS - 1, SW_ITEMS);
+}
+
+/* The macros that select mode 3 for kernel k or not (3: the stream kernel
+ * where it fits; anything else: emit_scan's kernel). */
+static void scan_wide_macros(CuEmit *c, const IrKernel *k) {
+    const char *env = getenv("GPUC_SCAN_BULK");
+    int mode = env && strlen(env) == 1 && env[0] >= '0' && env[0] <= '3' ? env[0] - '0' : 3;
+    be_printf(c->b, "#ifndef GPUC_SCAN_BULK\n"
+                    "#define GPUC_SCAN_BULK %d  /* eligible 4-byte scans through Hopper bulk copies: 1 persistent, 2 one tile a block, 3 streaming; 16-byte-word scans: 3 streaming, else emit_scan's kernel (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
+                    "#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s GPUC_SCAN_BULK\n#endif\n",
+              mode, k->name, k->name);
+}
+
+/* Item u of the 16-byte vector g_q<j> (input j, of type t) as a value. */
+static char *sw_item(CuEmit *c, IrScalar t, int j, int u) {
+    const char *comp[4] = { "x", "y", "z", "w" };
+    if (ir_scalar_size(t) == 4) { return ss_from_bits(c, t, be_strf(&c->x, "g_q%d.%s", j, comp[u])); }
+    const char *w = be_strf(&c->x, "(((unsigned long long)g_q%d.%s << 32) | (unsigned long long)g_q%d.%s)", j, comp[2 * u + 1], j, comp[2 * u]);
+    return t == IR_F64 ? be_strf(&c->x, "__longlong_as_double((long long)%s)", w) : be_strf(&c->x, "(%s)%s", ct(t), w);
+}
+
+/* A consumer lane's V items of one step: g_q<j> its vector of each input
+ * j (from the uint4 arrays g_io<j>), g_x<u>_<j> the items, g_a<u>_<j> the
+ * lane's inclusive values, g_sc0_<j> their last scanned across the warp. */
+static void sw_lane_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V) {
+    BeBuf *b = c->b;
+    for (int j = 0; j < W; j++) { be_line(b, "const uint4 g_q%d = g_io%d[g_lane + 32 * g_v];", j, j); }
+    for (int u = 0; u < V; u++) {
+        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), u, j, sw_item(c, wt[j], j, u)); }
+    }
+    char **a0 = names(c, "g_a%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_x0_%d;", ct(wt[j]), a0[j], j); }
+    free(a0);
+    for (int u = 1; u < V; u++) {
+        char **dst = names(c, "g_a%d_%d", u, W), **a = names(c, "g_a%d_%d", u - 1, W), **x = names(c, "g_x%d_%d", u, W);
+        apply_ops(c, ops, nsc, dst, a, x, true);
+        free(dst); free(a); free(x);
+    }
+    char **sc = names(c, "g_sc%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), sc[j], V - 1, j); }
+    warp_inclusive_scan(c, ops, nsc, wt, sc, "g_y%d_%d");
+    free(sc);
+}
+
+/* The producer's load of this block's tile number j (an expression) into
+ * its slot: lane i bulk-loads input i's segment, or (the partial last tile,
+ * unaligned arrays, before sm_90) the warp's lanes store every input's
+ * items, the neutral elements past n. */
+static void sw_load(CuEmit *c, int W, const IrScalar *wt, char **in, const int *off, const char *n, const char *j) {
+    BeBuf *b = c->b;
+    be_line(b, "{");
+    b->indent++;
+    be_line(b, "const int64_t g_lbase = (blockIdx.x + (%s) * g_grid) * %d;", j, SW_ITEMS);
+    be_line(b, "const int g_ls = (int)((%s) %% %d);", j, SS_SLOTS);
+    be_line(b, "const unsigned g_lslot = g_ring32 + (unsigned)g_ls * %du;", SW_SLOT);
+    be_line(b, "if (g_bulk_ok && g_lbase + %d <= %s) {", SW_ITEMS, n);
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    b->indent++;
+    be_line(b, "/* one bulk copy an input array, each announcing its bytes on the slot's full barrier */");
+    for (int i = 0; i < W; i++) {
+        be_line(b, "%sif (g_lane == %du) {", i ? "} else " : "", i);
+        be_line(b, "    gpuc_ss_load(g_lslot + %du, %s + g_lbase, %du, %s);", off[i], in[i], SW_ITEMS * ir_scalar_size(wt[i]), ss_bar(c, "g_full", "g_ls"));
+    }
+    be_line(b, "} else {");
+    be_line(b, "    gpuc_ss_arrive(%s);  /* full counts the warp's 32 lanes */", ss_bar(c, "g_full", "g_ls"));
+    be_line(b, "}");
+    b->indent--;
+    be_printf(b, "#endif\n");
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "for (int g_u = (int)g_lane; g_u < %d; g_u += 32) {", SW_ITEMS);
+    be_line(b, "    const bool g_live = g_lbase + g_u < %s;", n);
+    for (int i = 0; i < W; i++) {
+        be_line(b, "    gpuc_sts_%s(g_lslot + %du + %du * (unsigned)g_u, g_live ? %s[g_lbase + g_u] : g_ne%d);", ir_scalar_name(wt[i]), off[i], ir_scalar_size(wt[i]), in[i], i);
+    }
+    be_line(b, "}");
+    be_line(b, "gpuc_ss_arrive(%s);  /* each lane after its own writes (release) */", ss_bar(c, "g_full", "g_ls"));
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+}
+
+/* SCAN BULK 3 WIDE's kernel (see above); emit_scan's parameters. */
+static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    IrStmt *s = k->stmt;
+    IrOperator *ops = s->scans;
+    const int nsc = s->nscans;
+    int W;
+    IrScalar *wt = scan_types(s, &W);
+    const int nout = s->post ? s->post->nres : W;
+    const int NC = SS_CONSUMERS, S = SS_SLOTS;
+    const int V = 16 / ir_scalar_size(wt[0]);  /* items a lane a step: 4 (two 4-byte inputs) or 2 (one 8-byte input) */
+    const int NV = SW_PART / (32 * V);
+    const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
+    char **in = calloc((size_t)W + 1, sizeof *in), **out = calloc((size_t)nout + 1, sizeof *out);
+    int off[8] = { 0 };
+    for (int j = 0; j < W; j++) {
+        in[j] = be_strf(&c->x, "%s", be_vname(sw_input(s, j)));
+        if (j + 1 < W) { off[j + 1] = off[j] + SW_ITEMS * ir_scalar_size(wt[j]); }
+    }
+    for (int j = 0; j < nout; j++) { out[j] = be_strf(&c->x, "%s", be_vname(s->outs[j])); }
+    IrKernel ks = *k;
+    ks.name = scan_stream_name(c, k);
+    ks.block = SS_THREADS;
+    KParams p = { 0 };
+    stmt_params(c, s, &p);
+    kp_add(c, &p, "unsigned long long *g_words", "g_words");
+    kernel_comment(c, &ks);
+    signature_min(c, &ks, &p, 1);
+    be_line(b, "/* SCAN BULK 3 WIDE: %d consumer warps, an idle warp, %d look-back warps (each publishes", NC, SS_LOOKBACK);
+    be_line(b, " * its tiles' aggregates and prefixes, 16-byte words) and a producer; tiles of %d items,", SW_ITEMS);
+    be_line(b, " * one segment an input array, through a ring of %d slots (lag %d, %d pending store) */", S, SS_LAG, SS_PENDING);
+    be_printf(b, "#if GPUC_SCAN_STREAM_DEVICE\n");
+    be_line(b, "extern __shared__ __align__(128) unsigned char g_ring[];  /* %d bytes, the launcher's g_shared */", SS_RING);
+    be_line(b, "__shared__ __align__(8) unsigned long long g_full[%d], g_pready[%d], g_totready[%d], g_done[%d];", S, S, S, S);
+    for (int j = 0; j < W; j++) {
+        be_line(b, "__shared__ %s g_wtot%d[%d][%d];  /* each consumer warp's total of its part, component %d */", ct(wt[j]), j, S, NC, j);
+        be_line(b, "__shared__ %s g_woff%d[%d][%d];  /* the prefix before each consumer warp's part */", ct(wt[j]), j, S, NC);
+    }
+    be_line(b, "const unsigned g_lane = threadIdx.x & 31, g_warp = threadIdx.x >> 5;");
+    for (int q = 0, at = 0; q < nsc; q++) {
+        for (int j = 0; j < ops[q].arity; j++, at++) { be_line(b, "const %s g_ne%d = %s;", ct(wt[at]), at, be_expr(&c->x, ops[q].ne[j])); }
+    }
+    be_line(b, "const int64_t g_grid = gridDim.x;");
+    be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, SW_ITEMS - 1, SW_ITEMS);
+    be_line(b, "/* this block's tiles: blockIdx.x, + g_grid, + 2 g_grid, ... */");
+    be_line(b, "const int64_t g_count = g_ntiles > blockIdx.x ? (g_ntiles - blockIdx.x + g_grid - 1) / g_grid : 0;");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    {
+        char *al = be_strf(&c->x, "%s", "");
+        for (int j = 0; j < W; j++) { al = be_strf(&c->x, "%s%s((uintptr_t)%s)", al, j ? " | " : "", in[j]); }
+        for (int j = 0; j < nout; j++) { al = be_strf(&c->x, "%s | ((uintptr_t)%s)", al, out[j]); }
+        be_line(b, "const bool g_bulk_ok = ((%s) & 15u) == 0u;  /* 16-byte aligned arrays */", al);
+    }
+    be_printf(b, "#else\n");
+    be_line(b, "const bool g_bulk_ok = false;  /* (before sm_90: through the producer warp's lanes) */");
+    be_printf(b, "#endif\n");
+    be_line(b, "if (threadIdx.x == 0) {");
+    be_line(b, "    for (int g_s = 0; g_s < %d; g_s++) {", S);
+    be_line(b, "        gpuc_ss_init(%s, 32u);", ss_bar(c, "g_full", "g_s"));
+    be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_pready", "g_s"), NC);
+    be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_totready", "g_s"), NC);
+    be_line(b, "        gpuc_ss_init(%s, %du);  /* the consumers' threads (no publisher warp here) */", ss_bar(c, "g_done", "g_s"), NC * 32);
+    be_line(b, "    }");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
+    be_printf(b, "#endif\n");
+    be_line(b, "}");
+    be_line(b, "__syncthreads();");
+    /* consumers */
+    be_line(b, "if (g_warp < %du) {", NC);
+    b->indent++;
+    be_line(b, "/* a consumer: its part of tile g_j, and (lag %d) its part of tile g_j - %d scanned */", SS_LAG, SS_LAG);
+    be_line(b, "for (int64_t g_j = 0; g_j < g_count + %d; g_j++) {", SS_LAG);
+    b->indent++;
+    be_line(b, "if (g_j < g_count) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_full", "g_s"), S);
+    for (int j = 0; j < W; j++) {
+        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part */", j, SW_SLOT, off[j], SW_PART * ir_scalar_size(wt[j]), j);
+    }
+    char **tot = names(c, "g_tot%d_%d", 0, W), **vt = names(c, "g_vt%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_ne%d;", ct(wt[j]), tot[j], j); }
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", NV);
+    b->indent++;
+    sw_lane_scan(c, ops, nsc, wt, W, V);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = __shfl_sync(0xffffffffu, g_sc0_%d, 31);  /* the step's %d items */", ct(wt[j]), vt[j], j, 32 * V); }
+    apply_ops(c, ops, nsc, tot, tot, vt, false);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_wtot%d[g_s][g_warp] = %s;", j, tot[j]); }
+    be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_pready", "g_s"));
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_j >= %d) {", SS_LAG);
+    b->indent++;
+    be_line(b, "const int64_t g_k = g_j - %d;", SS_LAG);
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_totready", "g_s"), S);
+    char **carry = names(c, "g_carry%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_woff%d[g_s][g_warp];", ct(wt[j]), carry[j], j); }
+    for (int j = 0; j < W; j++) {
+        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part%s */", j, SW_SLOT, off[j], SW_PART * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
+    }
+    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", SW_ITEMS, SW_PART);
+    be_line(b, "#pragma unroll");
+    be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", NV);
+    b->indent++;
+    sw_lane_scan(c, ops, nsc, wt, W, V);
+    char **el = names(c, "g_el%d_%d", 0, W), **pre = names(c, "g_pre%d_%d", 0, W), **sc = names(c, "g_sc%d_%d", 0, W);
+    for (int j = 0; j < W; j++) {
+        be_line(b, "%s %s = gpuc_shfl_up(%s, 1);  /* the lanes before this one */", ct(wt[j]), el[j], sc[j]);
+        be_line(b, "if (g_lane == 0) { %s = g_ne%d; }", el[j], j);
+    }
+    apply_ops(c, ops, nsc, pre, carry, el, true);
+    for (int j = 0; j < nout; j++) { be_line(b, "uint4 g_o%d;", j); }
+    for (int u = 0; u < V; u++) {
+        be_line(b, "{ /* item %d of the lane's %d */", u, V);
+        b->indent++;
+        /* each operator's values at item u, inclusive or exclusive */
+        char **e = names(c, "g_e%d_%d", u, W);
+        for (int q = 0, at = 0; q < nsc; q++) {
+            if (ops[q].exclusive && u == 0) {
+                for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), e[at + j], pre[at + j], e[at + j]); }
+            } else {
+                /* e = op(pre, a), declared const (a post may not read it: no "set but never used") */
+                char **a = names(c, "g_a%d_%d", ops[q].exclusive ? u - 1 : u, W);
+                const int ar = ops[q].arity;
+                const char **args = calloc((size_t)ar * 2 + 1, sizeof *args), **res = calloc((size_t)ar + 1, sizeof *res);
+                for (int j = 0; j < ar; j++) { args[j] = pre[at + j]; args[ar + j] = a[at + j]; }
+                be_lambda(&c->x, ops[q].op, args, res);
+                for (int j = 0; j < ar; j++) { be_line(b, "const %s %s = %s;", ct(wt[at + j]), e[at + j], res[j]); }
+                free(args); free(res); free(a);
+            }
+            at += ops[q].arity;
+        }
+        for (int j = 0; j < W; j++) { be_line(b, "(void)%s;  /* a post may not read it */", e[j]); }
+        const char **val = calloc((size_t)nout + 1, sizeof *val);
+        if (s->post) {
+            be_line(b, "const int64_t g_i = g_first + %d * (g_lane + 32 * g_v) + %d;  (void)g_i;", V, u);
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            be_lambda(&c->x, s->post, (const char *const *)e, val);
+        } else {
+            for (int j = 0; j < nout; j++) { val[j] = e[j]; }
+        }
+        const char *comp[4] = { "x", "y", "z", "w" };
+        for (int j = 0; j < nout; j++) {
+            IrScalar to = s->outs[j]->elem;
+            if (ir_scalar_size(to) == 4) {
+                be_line(b, "g_o%d.%s = %s;", j, comp[u], ss_to_bits(c, to, val[j]));
+            } else {
+                const char *bits = to == IR_F64 ? be_strf(&c->x, "(unsigned long long)__double_as_longlong(%s)", val[j]) : be_strf(&c->x, "(unsigned long long)%s", val[j]);
+                be_line(b, "const unsigned long long g_ob%d = %s;", j, bits);
+                be_line(b, "g_o%d.%s = (unsigned)g_ob%d;", j, comp[2 * u], j);
+                be_line(b, "g_o%d.%s = (unsigned)(g_ob%d >> 32);", j, comp[2 * u + 1], j);
+            }
+        }
+        free(val);
+        free(e);
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_line(b, "/* each output's vector over the input vector this lane read (the same items) */");
+    for (int j = 0; j < nout; j++) { be_line(b, "g_io%d[g_lane + 32 * g_v] = g_o%d;", j, j); }
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = __shfl_sync(0xffffffffu, %s, 31);", ct(wt[j]), vt[j], sc[j]); }
+    apply_ops(c, ops, nsc, carry, carry, vt, false);
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "gpuc_sb_fence();  /* these writes before the bulk stores read them */");
+    be_printf(b, "#endif\n");
+    be_line(b, "gpuc_ss_arrive(%s);", ss_bar(c, "g_done", "g_s"));
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    /* the publisher's warp: idle */
+    be_line(b, "} else if (g_warp == %du) {", NC);
+    be_line(b, "    /* idle: with 16-byte words the look-back warps publish the aggregates too */");
+    /* the look-back warps */
+    be_line(b, "} else if (g_warp <= %du) {", NC + SS_LOOKBACK);
+    b->indent++;
+    be_line(b, "/* a look-back warp: tiles g_warp - %d, + %d, ... of the block's */", NC + 1, SS_LOOKBACK);
+    be_line(b, "for (int64_t g_k = (int64_t)g_warp - %d; g_k < g_count; g_k += %d) {", NC + 1, SS_LOOKBACK);
+    b->indent++;
+    be_line(b, "const int g_sl = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_pready", "g_sl"), S);
+    char **lw = names(c, "g_lw%d_%d", 0, W), **wex = names(c, "g_wex%d_%d", 0, W), **ex = names(c, "g_ex%d_%d", 0, W), **offs = names(c, "g_off%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_lane < %du ? g_wtot%d[g_sl][g_lane] : g_ne%d;", ct(wt[j]), lw[j], NC, j, j); }
+    warp_inclusive_scan(c, ops, nsc, wt, lw, "g_y%d_%d");
+    for (int j = 0; j < W; j++) {
+        be_line(b, "%s %s = gpuc_shfl_up(%s, 1);  /* the parts before this lane's */", ct(wt[j]), wex[j], lw[j]);
+        be_line(b, "if (g_lane == 0) { %s = g_ne%d; }", wex[j], j);
+    }
+    for (int j = 0; j < W; j++) { be_line(b, "const %s g_ta0_%d = __shfl_sync(0xffffffffu, %s, %d);  /* the tile's aggregate */", ct(wt[j]), j, lw[j], NC - 1); }
+    be_line(b, "const int64_t g_tile = blockIdx.x + g_k * g_grid;");
+    lookback(c, ops, nsc, wt, W, 16, 0, true, 2);
+    for (int j = 0; j < W; j++) { be_line(b, "%s = __shfl_sync(0xffffffffu, %s, 0);  /* lane 0's prefix, to every lane */", ex[j], ex[j]); }
+    be_line(b, "if (g_lane < %du) {", NC);
+    b->indent++;
+    apply_ops(c, ops, nsc, offs, ex, wex, true);
+    for (int j = 0; j < W; j++) { be_line(b, "g_woff%d[g_sl][g_lane] = %s;", j, offs[j]); }
+    be_line(b, "gpuc_ss_arrive(%s);  /* each offset's lane after its writes */", ss_bar(c, "g_totready", "g_sl"));
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    /* the producer */
+    be_line(b, "} else {");
+    b->indent++;
+    be_line(b, "/* the producer: the first %d tiles' loads, then each tile's stores once it is", S);
+    be_line(b, " * done (lane j: output j's), and a slot's reload once the stores %d behind have read it */", SS_PENDING);
+    be_line(b, "const unsigned g_ring32 = gpuc_smem32(g_ring);");
+    be_line(b, "for (int64_t g_j = 0; g_j < %d && g_j < g_count; g_j++) {", S);
+    b->indent++;
+    sw_load(c, W, wt, in, off, n, "g_j");
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "for (int64_t g_k = 0; g_k < g_count; g_k++) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_done", "g_s"), S);
+    be_line(b, "const int64_t g_base = (blockIdx.x + g_k * g_grid) * %d;", SW_ITEMS);
+    be_line(b, "const unsigned g_slot = g_ring32 + (unsigned)g_s * %du;", SW_SLOT);
+    be_line(b, "if (g_bulk_ok && g_base + %d <= %s) {", SW_ITEMS, n);
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    for (int j = 0; j < nout; j++) {
+        be_line(b, "    if (g_lane == %du) {", j);
+        be_line(b, "        gpuc_ss_store(%s + g_base, g_slot + %du, %du);", out[j], off[j], SW_ITEMS * ir_scalar_size(s->outs[j]->elem));
+        be_line(b, "    }");
+    }
+    be_printf(b, "#endif\n");
+    be_line(b, "} else {");
+    be_line(b, "    for (int g_u = (int)g_lane; g_u < %d && g_base + g_u < %s; g_u += 32) {", SW_ITEMS, n);
+    for (int j = 0; j < nout; j++) {
+        IrScalar to = s->outs[j]->elem;
+        be_line(b, "        %s[g_base + g_u] = gpuc_lds_%s(g_slot + %du + %du * (unsigned)g_u);", out[j], ir_scalar_name(to), off[j], ir_scalar_size(to));
+    }
+    be_line(b, "    }");
+    be_line(b, "}");
+    be_line(b, "const int64_t g_r = g_k - %d;  /* the slot to reload */", SS_PENDING);
+    be_line(b, "if (g_r >= 0 && g_r + %d < g_count) {", S);
+    b->indent++;
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "if (g_lane < %du && g_bulk_ok) {", nout);
+    be_line(b, "    gpuc_ss_store_read();  /* tile g_r's store of this lane's output has read the slot */");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    be_line(b, "__syncwarp();");
+    sw_load(c, W, wt, in, off, n, be_strf(&c->x, "g_r + %d", S));
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "if (g_lane < %du && g_bulk_ok) {", nout);
+    be_line(b, "    gpuc_sb_store_done();  /* the block's shared memory outlives its bulk stores */");
+    be_line(b, "}");
+    be_printf(b, "#endif\n");
+    b->indent--;
+    be_line(b, "}");
+    be_printf(b, "#else\n");
+    be_line(b, "__trap();  /* not launched: the launcher takes mode 3 only where its ring fits (sm_90 on) */");
+    be_printf(b, "#endif\n");
+    b->indent = 0;
+    be_printf(b, "}\n\n");
+    free(tot); free(vt); free(carry); free(el); free(pre); free(sc);
+    free(lw); free(wex); free(ex); free(offs);
+    free(in); free(out); free(wt);
+    kp_free(&p);
+}
+
+/* SCAN BULK 3 WIDE's launch settings: g_grid and g_shared for emit_scan's
+ * kernel, then, where mode 3 is on and fits (as scan_stream_host: sm_90's
+ * opt-in shared memory, more than one tile, no MPS), g_stream, the grid and
+ * the ring. */
+void scan_wide_host(CuEmit *c, IrKernel *k) {
+    BeBuf *b = c->b;
+    scan_wide_macros(c, k);
+    be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
+    be_line(b, "unsigned g_grid = (unsigned)g_ntiles, g_shared = 0u;  /* set where mode 3 is taken */");
+    be_printf(b, "#endif\n");
+    scan_stream_host_items(c, k, SW_ITEMS, SS_RING + SW_STATIC + 1024, "emit_scan's kernel");  /* the ring, the block's static shared memory, the 1 KiB it reserves */
+}
+
+/* A SCAN BULK 3 WIDE kernel: the stream kernel (#if mode 3), then
+ * emit_scan's, its fallback. */
+static void emit_scan_wide(CuEmit *c, IrKernel *k) {
+    scan_wide_macros(c, k);
+    scan_bulk_helpers(c);
+    scan_stream_helpers(c);
+    be_printf(c->b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
+    scan_wide_kernel(c, k);
+    be_printf(c->b, "#endif\n");
+    be_expr_reset(&c->x);  /* the stream kernel's temporaries (a neutral element's) are out of scope */
+    scan_bulk_emitting_default = true;
+    emit_scan(c, k);
+    scan_bulk_emitting_default = false;
 }
 
 
