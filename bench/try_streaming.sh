@@ -31,6 +31,7 @@ if [ "${1:-}" = "--prepare" ]; then
   exit 1
 fi
 R=${OUT:-$(mktemp -d)}
+mkdir -p "$R" || exit 1
 rc=0
 timeout 60 $B/peers_cub --case copy --sizes 28 --out $R/cub.jsonl 2>>$R/log.txt || rc=1
 for c in scan_incl scan_excl; do timeout 60 $B/peers_cub --case $c --sizes 10,14,20,24,28 --out $R/cub.jsonl 2>>$R/log.txt || rc=1; done
