@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/try_streaming.sh: gpuc's streaming kernels against the ones they
-# replaced (issue 16, ninth round of docs/performance.md): the 4-byte scans
-# (SCAN BULK 3 against mode 2, built with -DGPUC_SCAN_BULK=2) at 2^10, 2^14,
-# 2^20, 2^24 and 2^28 with CUB's in the same process, and row softmax /
+# replaced (issue 16, ninth and tenth rounds of docs/performance.md): the
+# scans (SCAN BULK 3 against mode 2 for 4-byte scans, SCAN BULK 3 WIDE
+# against emit_scan's kernel for i64 scans and the recurrence; the old ones
+# built with -DGPUC_SCAN_BULK=2) at 2^10, 2^14, 2^20, 2^24 and 2^28 with
+# CUB's in the same process, and row softmax /
 # LayerNorm at rows of 262144 and 32768 (NAME_st against the
 # clusters, -DGPUC_ROW_STREAM=0; 32768 takes neither: a control). Order new
 # old old new; every result checked by its driver; one table of both
@@ -34,10 +36,10 @@ R=${OUT:-$(mktemp -d)}
 mkdir -p "$R" || exit 1
 rc=0
 timeout 60 $B/peers_cub --case copy --sizes 28 --out $R/cub.jsonl 2>>$R/log.txt || rc=1
-for c in scan_incl scan_excl; do timeout 60 $B/peers_cub --case $c --sizes 10,14,20,24,28 --out $R/cub.jsonl 2>>$R/log.txt || rc=1; done
+for c in scan_incl scan_excl recurrence; do timeout 60 $B/peers_cub --case $c --sizes 10,14,20,24,28 --out $R/cub.jsonl 2>>$R/log.txt || rc=1; done
 for v in new old old new; do
   d=$B; [ $v = old ] && d=$O
-  for c in incl_i32 incl_f32 excl_i32 excl_f32; do
+  for c in incl_i32 incl_f32 excl_i32 excl_f32 incl_i64 excl_i64 recurrence; do
     timeout 60 $d/bench_scan --case $c --sizes 10,14,20,24,28 --out $R/scan_$v.jsonl >/dev/null 2>>$R/log.txt || rc=1
   done
   for m in 262144 32768; do
@@ -58,6 +60,10 @@ print("copy rate before / after: " + " / ".join("%.1f GB/s" % g for g in rates))
 copy = statistics.mean(rates) if rates else float("nan")
 cubt = {(r["case"], r["dtype"], r["n"]): r["us"] for r in cub if r["case"] != "copy"}
 rows, bad = {}, 0
+def moved(case, dtype, n):  # bytes each case must move: its inputs read once, its output written once
+    if case == "recurrence":
+        return 12 * n  # a and b read, x written (f32)
+    return 2 * n * (8 if dtype in ("i64", "f64") else 4)
 for v in ("new", "old"):
     for f in ("scan_%s.jsonl" % v, "rows_%s.jsonl" % v):
         for r in load(f):
@@ -72,7 +78,7 @@ for k, v in sorted(rows.items()):
     c = cubt.get((k[0], k[1], k[2]))
     print("| %s | %s | %d | %s | %s | %s | %.3f | %s | %s | %.3f |" % (
         k[0], k[1], k[2], k[3] or "-", " / ".join("%.1f" % x for x in nw), " / ".join("%.1f" % x for x in od), a / o,
-        "%.1f" % c if c else "-", "%.3f" % (a / c) if c else "-", 2 * k[2] * 4 / a / 1e3 / copy))
+        "%.1f" % c if c else "-", "%.3f" % (a / c) if c else "-", moved(k[0], k[1], k[2]) / a / 1e3 / copy))
 print("every result checked: %s" % ("ok" if bad == 0 else "%d WRONG" % bad))
 sys.exit(1 if bad else 0)
 PY

@@ -63,8 +63,10 @@ export PATH=$PATH:${GPUC_CUDA_HOME:-/usr/local/cuda}/bin
 # registers (NAME_clregs) up to 8 x 8192, else with the stash (NAME_cl); f64
 # halves those. Matrix products: 128 x 64 tiles (fast), split k when there
 # are few tiles and k >= 256. The streaming kernels (sm_90): 4-byte scans
-# (SCAN BULK 3, tiles of 8192 items, one block an SM) at any size; rows of
-# at least 65536 4-byte elements in whole chunks of 8192 (NAME_st).
+# (SCAN BULK 3, tiles of 8192 items, one block an SM) past one tile; scans
+# with 16-byte look-back words (SCAN BULK 3 WIDE: i64/u64 scans, tuple scans
+# of two f32 arrays; tiles of 4096 items) past one tile; rows of at least
+# 65536 4-byte elements in whole chunks of 8192 (NAME_st).
 CASES=$(cat <<'EOF'
 map_saxpy      map_saxpy      il  =2.5;f32:1;f32:1  =2.5;f32:4099;f32:4099  =-1.0;f32:70001;f32:70001
 map_bcast      map_bcast      -   f32:3x33;f32:33;f32:3  f32:130x1027;f32:1027;f32:130
@@ -108,6 +110,10 @@ scan_stream_f32 scan_incl_f32 -   f32:1638400  f32:2000001
 scan_stream_i32 scan_excl_i32 -   i32:1638405
 row_softmax_st row_softmax    -   f32:3x65536  f32:2x270336
 row_layernorm_st row_layernorm -  f32:2x65536;f32:65536;f32:65536
+scan_wide_tuple scan_tuple    -   f32:1638405;f32:1638405
+scan_wide_tex  scan_tuple_ex  -   f32:1638405;f32:1638405
+scan_wide_i64  scan_incl_i64  -   i64:1638405
+scan_wide_u64  scan_excl_u64  -   u64:1638400
 map_sharded    map_saxpy      s   =2.5;f32:4099;f32:4099
 EOF
 )
@@ -128,6 +134,8 @@ row_layernorm  row_layernorm  -   f32:2x16385;f32:16385;f32:16385
 row_xent       row_xent       -   f32:2x40001;i64:2:0:40001
 scan_stream_f32 scan_incl_f32 -   f32:2000001
 row_softmax_st row_softmax    -   f32:3x65536
+scan_wide_tuple scan_tuple    -   f32:1638405;f32:1638405
+scan_wide_i64  scan_incl_i64  -   i64:1638405
 EOF
 )
 
