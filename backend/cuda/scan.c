@@ -278,17 +278,17 @@ static void wait_status_word(BeBuf *b) {
  * has declared g_ta<j>_0 (else it is read from g_wsum<j>[NW - 1]); stream
  * (SCAN BULK 3, 8-byte words, 1): the aggregate and tile 0's prefix are the
  * publisher warp's, so this publishes the prefix alone, by an atomic
- * maximum; stream 2 (SCAN BULK 3 WIDE, 16-byte words, which have no atomic
- * maximum): as emit_scan's (0), this warp's lane 0 publishes the aggregate
- * (tile 0: its prefix) and then the prefix, in program order, so the
- * status of the word never goes down. One look-back for every scan kernel
- * (emit_scan, the SCAN BULK variants). */
+ * maximum; stream 3 (SCAN BULK 3 WIDE, 16-byte words, which have no atomic
+ * maximum): the publisher warp has stored the aggregate too, and lane 0
+ * waits for its pubd barrier (slot g_sl, phase g_pubd_parity) before it stores the
+ * prefix, so the status of the word never goes down. One look-back for
+ * every scan kernel (emit_scan, the SCAN BULK variants). */
 static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared, int stream) {
     BeBuf *b = c->b;
-    if (stream == 2) {
+    if (stream == 3) {
         be_line(b, "/* the decoupled look-back, 32 predecessors at a time (status 0 none yet, 1");
-        be_line(b, " * aggregate, 2 inclusive prefix, packed with the value in one 16-byte word):");
-        be_line(b, " * lane 0 publishes the aggregate (tile 0: its prefix), then the prefix, in order */");
+        be_line(b, " * aggregate, 2 inclusive prefix, packed with the value in one 16-byte word); the");
+        be_line(b, " * publisher warp has published the aggregate (tile 0: its prefix) */");
     } else if (stream) {
         be_line(b, "/* the decoupled look-back, 32 predecessors at a time (status 0 none yet, 1");
         be_line(b, " * aggregate, 2 inclusive prefix, packed with the value in one 8-byte word); the");
@@ -310,7 +310,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
         if (!ta_declared) { be_line(b, "const %s %s = g_wsum%d[%d];", ct(wt[j]), ta[j], j, NW - 1); }
         be_line(b, "%s %s = %s;", ct(wt[j]), ex[j], ne[j]);
     }
-    if (stream == 1) {
+    if (stream) {
         be_line(b, "if (g_tile != 0) {");
         b->indent++;
     } else {
@@ -400,6 +400,12 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     apply_ops(c, ops, nsc, inc, ex, ta, true);
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
+    if (stream == 3) {
+        /* the publisher's aggregate is stored first (pubd of the look-back
+         * warp's slot g_sl, in the phase g_pubd_parity, both the caller's):
+         * a 16-byte word has no atomic maximum to keep the status from going down */
+        be_line(b, "gpuc_ss_wait(gpuc_smem32(&g_pubd[g_sl]), g_pubd_parity);  /* the aggregate's store came first */");
+    }
     publish(c, word, wt, W, "g_tile", 2, inc, stream == 1);
     b->indent--;
     be_line(b, "}");
@@ -1713,14 +1719,22 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  *   consumers  each lane takes, per step, one 16-byte vector of each input
  *              (4 items of 4-byte arrays, 2 of an 8-byte array), scans them
  *              in order, then across the warp as SCAN BULK 3;
- *   look-back  no 128-bit atomic maximum: the look-back warp of a tile
- *              publishes its aggregate (status 1; tile 0 its prefix, 2) and
- *              then its prefix (2) itself, from lane 0 in program order
- *              (lookback, stream 2), so a later store never lowers the
- *              status; the publisher warp has nothing to do (the done
- *              barrier counts the consumers' threads alone).
- * Not yet run on a GPU (written 2026-11-28 without one: NVRTC- and
- * nvcc-clean for sm_80 and sm_90). */
+ *   publisher  each tile's aggregate (status 1; tile 0 its prefix, 2) as
+ *              soon as the parts' totals are in, then an arrival on the
+ *              slot's pubd barrier;
+ *   look-back  no 128-bit atomic maximum: lane 0 waits on pubd before it
+ *              stores the tile's prefix (lookback, stream 3), so the later
+ *              store is the prefix and the status never goes down (the
+ *              publisher reads the totals before pubd, hence before the
+ *              prefix, the offsets and done: done counts the consumers'
+ *              threads alone).
+ * First form (H200, 2026-11-28, bench/last_run/issue16-session11/call3):
+ * correct (2003 GPU test blocks, compute-sanitizer, 1000 random programs)
+ * but 6-8% slower than emit_scan's kernel at 2^24..2^28 (recurrence 1032.7
+ * against 964.2 us, i64 scans 1272-1288 against 1202-1209): the look-back
+ * warps published the aggregates themselves, each when it started its tile,
+ * so a tile's successors waited for it; the publisher warp now does it as
+ * soon as the totals are in, as in SCAN BULK 3. */
 enum {
     SW_ITEMS = 4096,                      /* a tile: 8 bytes an item, 32 KiB */
     SW_PART = SW_ITEMS / SS_CONSUMERS,    /* a consumer warp's items */
@@ -1880,12 +1894,12 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     kp_add(c, &p, "unsigned long long *g_words", "g_words");
     kernel_comment(c, &ks);
     signature_min(c, &ks, &p, 1);
-    be_line(b, "/* SCAN BULK 3 WIDE: %d consumer warps, an idle warp, %d look-back warps (each publishes", NC, SS_LOOKBACK);
-    be_line(b, " * its tiles' aggregates and prefixes, 16-byte words) and a producer; tiles of %d items,", SW_ITEMS);
+    be_line(b, "/* SCAN BULK 3 WIDE: %d consumer warps, a publisher (aggregates), %d look-back warps", NC, SS_LOOKBACK);
+    be_line(b, " * (prefixes, after the publisher's store; 16-byte words) and a producer; tiles of %d items,", SW_ITEMS);
     be_line(b, " * one segment an input array, through a ring of %d slots (lag %d, %d pending store) */", S, SS_LAG, SS_PENDING);
     be_printf(b, "#if GPUC_SCAN_STREAM_DEVICE\n");
     be_line(b, "extern __shared__ __align__(128) unsigned char g_ring[];  /* %d bytes, the launcher's g_shared */", SS_RING);
-    be_line(b, "__shared__ __align__(8) unsigned long long g_full[%d], g_pready[%d], g_totready[%d], g_done[%d];", S, S, S, S);
+    be_line(b, "__shared__ __align__(8) unsigned long long g_full[%d], g_pready[%d], g_totready[%d], g_done[%d], g_pubd[%d];", S, S, S, S, S);
     for (int j = 0; j < W; j++) {
         be_line(b, "__shared__ %s g_wtot%d[%d][%d];  /* each consumer warp's total of its part, component %d */", ct(wt[j]), j, S, NC, j);
         be_line(b, "__shared__ %s g_woff%d[%d][%d];  /* the prefix before each consumer warp's part */", ct(wt[j]), j, S, NC);
@@ -1913,7 +1927,8 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "        gpuc_ss_init(%s, 32u);", ss_bar(c, "g_full", "g_s"));
     be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_pready", "g_s"), NC);
     be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_totready", "g_s"), NC);
-    be_line(b, "        gpuc_ss_init(%s, %du);  /* the consumers' threads (no publisher warp here) */", ss_bar(c, "g_done", "g_s"), NC * 32);
+    be_line(b, "        gpuc_ss_init(%s, %du);  /* the consumers' threads */", ss_bar(c, "g_done", "g_s"), NC * 32);
+    be_line(b, "        gpuc_ss_init(%s, 1u);  /* the publisher's store of the tile's aggregate */", ss_bar(c, "g_pubd", "g_s"));
     be_line(b, "    }");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
@@ -2033,9 +2048,41 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     b->indent--;
     be_line(b, "}");
     b->indent--;
-    /* the publisher's warp: idle */
+    /* the publisher: each tile's aggregate as soon as its parts' totals are
+     * in (status 1; tile 0 its prefix, 2), then pubd, on which the tile's
+     * look-back warp waits before it stores the prefix: 16-byte words have
+     * no atomic maximum, so the two stores are ordered through the block */
     be_line(b, "} else if (g_warp == %du) {", NC);
-    be_line(b, "    /* idle: with 16-byte words the look-back warps publish the aggregates too */");
+    b->indent++;
+    be_line(b, "/* the publisher: each tile's aggregate (status 1; tile 0 its inclusive prefix, 2), then pubd */");
+    be_line(b, "for (int64_t g_j = 0; g_j < g_count; g_j++) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_pready", "g_s"), S);
+    {
+        char **pw = names(c, "g_pw%d_%d", 0, W);
+        for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_lane < %du ? g_wtot%d[g_s][g_lane] : g_ne%d;", ct(wt[j]), pw[j], NC, j, j); }
+        warp_inclusive_scan(c, ops, nsc, wt, pw, "g_y%d_%d");
+        be_line(b, "const int64_t g_tile = blockIdx.x + g_j * g_grid;");
+        be_line(b, "if (g_lane == %d) {  /* the tile's aggregate */", NC - 1);
+        b->indent++;
+        be_line(b, "if (g_tile == 0) {");
+        b->indent++;
+        publish(c, 16, wt, W, "g_tile", 2, pw, false);
+        b->indent--;
+        be_line(b, "} else {");
+        b->indent++;
+        publish(c, 16, wt, W, "g_tile", 1, pw, false);
+        b->indent--;
+        be_line(b, "}");
+        be_line(b, "gpuc_ss_arrive(%s);  /* after the store: the look-back's prefix comes later */", ss_bar(c, "g_pubd", "g_s"));
+        b->indent--;
+        be_line(b, "}");
+        free(pw);
+    }
+    b->indent--;
+    be_line(b, "}");
+    b->indent--;
     /* the look-back warps */
     be_line(b, "} else if (g_warp <= %du) {", NC + SS_LOOKBACK);
     b->indent++;
@@ -2053,7 +2100,8 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     }
     for (int j = 0; j < W; j++) { be_line(b, "const %s g_ta0_%d = __shfl_sync(0xffffffffu, %s, %d);  /* the tile's aggregate */", ct(wt[j]), j, lw[j], NC - 1); }
     be_line(b, "const int64_t g_tile = blockIdx.x + g_k * g_grid;");
-    lookback(c, ops, nsc, wt, W, 16, 0, true, 2);
+    be_line(b, "const unsigned g_pubd_parity = (unsigned)((g_k / %d) & 1);  /* the phase of pubd the prefix waits for */", S);
+    lookback(c, ops, nsc, wt, W, 16, 0, true, 3);
     for (int j = 0; j < W; j++) { be_line(b, "%s = __shfl_sync(0xffffffffu, %s, 0);  /* lane 0's prefix, to every lane */", ex[j], ex[j]); }
     be_line(b, "if (g_lane < %du) {", NC);
     b->indent++;
