@@ -13,9 +13,10 @@
  *           through a ring of slots: H200, inclusive i32 scan of 2^28 at
  *           0.966 of the copy rate against 0.82; grep "SCAN BULK");
  *           scans of a 16-byte look-back word whose components are input
- *           arrays (the affine recurrence, i64 and f64 scans) have the
- *           streaming kernel too, emit_scan's as its fallback (grep "SCAN
- *           BULK 3 WIDE"; not yet run on a GPU)
+ *           arrays (the affine recurrence, i64 and f64 scans) have a
+ *           streaming kernel too, off by default (GPUC_SCAN_WIDE=1 takes
+ *           it; H200: 0.975x emit_scan's time for the recurrence at 2^28,
+ *           slower elsewhere; grep "SCAN BULK 3 WIDE")
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
@@ -1734,7 +1735,14 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  * against 964.2 us, i64 scans 1272-1288 against 1202-1209): the look-back
  * warps published the aggregates themselves, each when it started its tile,
  * so a tile's successors waited for it; the publisher warp now does it as
- * soon as the totals are in, as in SCAN BULK 3. */
+ * soon as the totals are in, as in SCAN BULK 3. Second form (call4, the
+ * kernel of 1af4054): correct again (2003 GPU test blocks, 23 sanitizer
+ * runs, 650 random programs), the recurrence at 2^28 942.4 against 966.1
+ * us (0.975x, 0.806 of the copy rate, target 0.85), but 1.02-1.09x at
+ * 2^20..2^24, and the i64 scans 1.009-1.14x emit_scan's time at every
+ * size: off by default (scan_wide_macros, GPUC_SCAN_WIDE). Not tried: more
+ * look-back warps or bigger tiles (4096 items a tile make twice the
+ * look-backs a byte of SCAN BULK 3's 8192). */
 enum {
     SW_ITEMS = 4096,                      /* a tile: 8 bytes an item, 32 KiB */
     SW_PART = SW_ITEMS / SS_CONSUMERS,    /* a consumer warp's items */
@@ -1785,15 +1793,24 @@ static const char *scan_wide_words(CuEmit *c, const IrKernel *k, const char *n) 
 }
 
 /* The macros that select mode 3 for kernel k or not (3: the stream kernel
- * where it fits; anything else: emit_scan's kernel). */
+ * where it fits; anything else: emit_scan's kernel). Off unless
+ * GPUC_SCAN_WIDE is 1 (GPUC_SCAN_WIDE=1 in gpuc's environment, or
+ * -DGPUC_SCAN_WIDE=1): on the H200 (2026-11-28, bench/last_run/
+ * issue16-session11/call4) the stream kernel took 0.975x emit_scan's time
+ * for the recurrence at 2^28 but 1.02-1.09x at 2^20..2^24, and 1.01-1.14x
+ * for the i64 scans at every size measured, so emit_scan's kernel stays the
+ * default. */
 static void scan_wide_macros(CuEmit *c, const IrKernel *k) {
-    const char *env = getenv("GPUC_SCAN_BULK");
+    const char *env = getenv("GPUC_SCAN_BULK"), *wide = getenv("GPUC_SCAN_WIDE");
     int mode = env && strlen(env) == 1 && env[0] >= '0' && env[0] <= '3' ? env[0] - '0' : 3;
     be_printf(c->b, "#ifndef GPUC_SCAN_BULK\n"
-                    "#define GPUC_SCAN_BULK %d  /* eligible 4-byte scans through Hopper bulk copies: 1 persistent, 2 one tile a block, 3 streaming; 16-byte-word scans: 3 streaming, else emit_scan's kernel (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
+                    "#define GPUC_SCAN_BULK %d  /* eligible 4-byte scans through Hopper bulk copies: 1 persistent, 2 one tile a block, 3 streaming (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
                     "#endif\n"
-                    "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s GPUC_SCAN_BULK\n#endif\n",
-              mode, k->name, k->name);
+                    "#ifndef GPUC_SCAN_WIDE\n"
+                    "#define GPUC_SCAN_WIDE %d  /* 16-byte-word scans: 1 the streaming kernel where it fits (and GPUC_SCAN_BULK is 3), 0 emit_scan's (backend/cuda/scan.c, grep \"SCAN BULK 3 WIDE\") */\n"
+                    "#endif\n"
+                    "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s (GPUC_SCAN_WIDE && GPUC_SCAN_BULK == 3 ? 3 : 2)\n#endif\n",
+              mode, wide && strcmp(wide, "1") == 0, k->name, k->name);
 }
 
 /* Item u of the 16-byte vector g_q<j> (input j, of type t) as a value. */

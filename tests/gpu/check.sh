@@ -2,7 +2,8 @@
 # check.sh: the GPU checks of generated programs, run from the repository
 # root on the device machine after tests/gpu/prepare.sh filled .device/ here:
 #   - every test block of examples/, stdlib/ and tests/gpu/blocks/ on the CUDA backend, against
-#     its expected values or the C backend on the same generated inputs;
+#     its expected values or the C backend on the same generated inputs
+#     (tests/gpu/blocks/scan_stream_wide.gdsl once more with GPUC_SCAN_WIDE=1);
 #   - under compute-sanitizer memcheck, racecheck and synccheck: the first
 #     small test block of every entry of the examples that cover every kernel
 #     kind and scalar type (SANITIZE_FILES=all: of every file);
@@ -37,6 +38,10 @@ blocks=("$root/examples" "$root/stdlib")
 ls "$root"/tests/gpu/blocks/*.gdsl > /dev/null 2>&1 && blocks+=("$root/tests/gpu/blocks")
 # GPUC_CHECK_BLOCKS=0 leaves the test blocks out (a sanitizer-only rerun)
 [ "${GPUC_CHECK_BLOCKS:-1}" = 1 ] && check test_blocks_cuda "$gpuc" test --backend=cuda "${blocks[@]}"
+# the streaming scan for 16-byte look-back words is off by default
+# (GPUC_SCAN_WIDE, backend/cuda/scan.c): its test blocks again with it on
+[ "${GPUC_CHECK_BLOCKS:-1}" = 1 ] && [ -f "$root/tests/gpu/blocks/scan_stream_wide.gdsl" ] &&
+  check test_blocks_scan_wide env GPUC_SCAN_WIDE=1 "$gpuc" test --backend=cuda "$root/tests/gpu/blocks/scan_stream_wide.gdsl"
 
 nvrtc_free_start() {
   local cache; cache=$(mktemp -d)

@@ -65,7 +65,9 @@ export PATH=$PATH:${GPUC_CUDA_HOME:-/usr/local/cuda}/bin
 # are few tiles and k >= 256. The streaming kernels (sm_90): 4-byte scans
 # (SCAN BULK 3, tiles of 8192 items, one block an SM) past one tile; scans
 # with 16-byte look-back words (SCAN BULK 3 WIDE: i64/u64 scans, tuple scans
-# of two f32 arrays; tiles of 4096 items) past one tile; rows of at least
+# of two f32 arrays; tiles of 4096 items) past one tile, only with
+# GPUC_SCAN_WIDE=1 in the environment (off by default; the scan_wide_* cases
+# then run it, as on 2026-11-28); rows of at least
 # 65536 4-byte elements in whole chunks of 8192 (NAME_st).
 CASES=$(cat <<'EOF'
 map_saxpy      map_saxpy      il  =2.5;f32:1;f32:1  =2.5;f32:4099;f32:4099  =-1.0;f32:70001;f32:70001
