@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/try_streaming.sh: gpuc's streaming kernels against the ones they
 # replaced (issue 16, ninth and tenth rounds of docs/performance.md): the
-# scans (SCAN BULK 3 against mode 2 for 4-byte scans, SCAN BULK 3 WIDE
-# against emit_scan's kernel for i64 scans and the recurrence; the old ones
-# built with -DGPUC_SCAN_BULK=2) at 2^10, 2^14, 2^20, 2^24 and 2^28 with
+# scans (SCAN BULK 3 against mode 2 for 4-byte scans; SCAN BULK 3 WIDE,
+# off by default and built here with -DGPUC_SCAN_WIDE=1, against emit_scan's
+# kernel for i64 scans and the recurrence; the old ones built with
+# -DGPUC_SCAN_BULK=2) at 2^10, 2^14, 2^20, 2^24 and 2^28 with
 # CUB's in the same process, and row softmax /
 # LayerNorm at rows of 262144 and 32768 (NAME_st against the
 # clusters, -DGPUC_ROW_STREAM=0; 32768 takes neither: a control). Order new
@@ -12,7 +13,7 @@
 # before and after).
 #
 #   bench/try_streaming.sh --prepare   on the build machine, after scripts/build.sh build
-#                                      and bench/gen.sh, bench/run.sh --prepare: bench/bin/old
+#                                      and bench/gen.sh, bench/run.sh --prepare: bench/bin/old, bench/bin/wide
 #   bench/try_streaming.sh             on the GPU machine (scripts/device_pack.sh gen bin), about 80 s
 #
 # Files in $OUT (else a temp folder); exit status 1 if a run failed or a
@@ -20,15 +21,17 @@
 set -u
 cd "$(dirname "$0")/.."
 O=bench/bin/old
+W=bench/bin/wide
 B=bench/gen/bin
 FLAGS="-O3 -std=c++17 -arch=sm_90 -lineinfo"
 if [ "${1:-}" = "--prepare" ]; then
-  mkdir -p $O
+  mkdir -p $O $W
   nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_SCAN_BULK=2 -include bench/gen/scan.cu -o $O/bench_scan bench/gpuc/bench_scan.cu -lcublas &
+  nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_SCAN_WIDE=1 -include bench/gen/scan.cu -o $W/bench_scan bench/gpuc/bench_scan.cu -lcublas &
   nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_ROW_STREAM=0 -include bench/gen/rows.cu -o $O/bench_rows bench/gpuc/bench_rows.cu -lcublas &
   nvcc $FLAGS -DGPUC_CUDA_HOST -DGPUC_ROW_STREAM=0 -include bench/gen/rows_nn.cu -o $O/bench_rows_nn bench/gpuc/bench_rows_nn.cu -lcublas &
   wait
-  ls $O/bench_scan $O/bench_rows $O/bench_rows_nn >/dev/null && echo "try_streaming: prepared $O" && exit 0
+  ls $O/bench_scan $O/bench_rows $O/bench_rows_nn $W/bench_scan >/dev/null && echo "try_streaming: prepared $O and $W" && exit 0
   echo "try_streaming: a build failed" >&2
   exit 1
 fi
@@ -40,7 +43,9 @@ for c in scan_incl scan_excl recurrence; do timeout 60 $B/peers_cub --case $c --
 for v in new old old new; do
   d=$B; [ $v = old ] && d=$O
   for c in incl_i32 incl_f32 excl_i32 excl_f32 incl_i64 excl_i64 recurrence; do
-    timeout 60 $d/bench_scan --case $c --sizes 10,14,20,24,28 --out $R/scan_$v.jsonl >/dev/null 2>>$R/log.txt || rc=1
+    e=$d
+    case $v:$c in new:*i64 | new:recurrence) e=$W ;; esac  # the wide kernel is off by default
+    timeout 60 $e/bench_scan --case $c --sizes 10,14,20,24,28 --out $R/scan_$v.jsonl >/dev/null 2>>$R/log.txt || rc=1
   done
   for m in 262144 32768; do
     BENCH_ROW_LENGTH=$m timeout 60 $d/bench_rows --case row_softmax --sizes 28 --out $R/rows_$v.jsonl >/dev/null 2>>$R/log.txt || rc=1
