@@ -64,6 +64,28 @@ static void launch(CuEmit *c, IrKernel *k, KParams *p, const char *gx, const cha
     launch_block(c, k, p, gx, gy, be_strf(&c->x, "%d", k->block), "0");
 }
 
+/* A scan's streaming kernel (SCAN BULK 3 and 3 WIDE), launched where the
+ * host code before chose it (g_stream, under mode 3), else what the caller
+ * emits between stream_launch_open and stream_launch_close: its fallback. */
+static void stream_launch_open(CuEmit *c, IrKernel *k, KParams *p) {
+    BeBuf *b = c->b;
+    IrKernel stream = *k;
+    stream.name = scan_stream_name(c, k);
+    be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
+    be_line(b, "if (g_stream) {");
+    b->indent++;
+    launch_block(c, &stream, p, "g_grid", "1", "640", "g_shared");
+    b->indent--;
+    be_line(b, "} else");
+    be_printf(b, "#endif\n");
+    be_line(b, "{");
+    b->indent++;
+}
+static void stream_launch_close(CuEmit *c) {
+    c->b->indent--;
+    be_line(c->b, "}");
+}
+
 /* `if (cond) { launch }` */
 static void launch_if(CuEmit *c, IrKernel *k, KParams *p, const char *cond, const char *gx, const char *gy) {
     be_line(c->b, "if (%s) {", cond);
@@ -359,40 +381,18 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             scan_bulk_host(c, k);  /* g_grid, g_shared: the bulk variant's blocks and dynamic stage */
             if (scan_stream_eligible(k)) {
                 /* SCAN BULK 3 where scan_bulk_host chose it (g_stream), else mode 2 */
-                IrKernel stream = *k;
-                stream.name = scan_stream_name(c, k);
-                be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
-                be_line(b, "if (g_stream) {");
-                b->indent++;
-                launch_block(c, &stream, &p, "g_grid", "1", "640", "g_shared");
-                b->indent--;
-                be_line(b, "} else");
-                be_printf(b, "#endif\n");
-                be_line(b, "{");
-                b->indent++;
+                stream_launch_open(c, k, &p);
                 launch_block(c, k, &p, "g_grid", "1", be_strf(&c->x, "%d", k->block), "g_shared");
-                b->indent--;
-                be_line(b, "}");
+                stream_launch_close(c);
             } else {
                 launch_block(c, k, &p, "g_grid", "1", be_strf(&c->x, "%d", k->block), "g_shared");
             }
         } else if (scan_wide_eligible(k)) {
             /* SCAN BULK 3 WIDE (16-byte words) where scan_wide_host chose it (g_stream), else emit_scan's kernel */
             scan_wide_host(c, k);
-            IrKernel stream = *k;
-            stream.name = scan_stream_name(c, k);
-            be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
-            be_line(b, "if (g_stream) {");
-            b->indent++;
-            launch_block(c, &stream, &p, "g_grid", "1", "640", "g_shared");
-            b->indent--;
-            be_line(b, "} else");
-            be_printf(b, "#endif\n");
-            be_line(b, "{");
-            b->indent++;
+            stream_launch_open(c, k, &p);
             launch(c, k, &p, "(unsigned)g_ntiles", "1");
-            b->indent--;
-            be_line(b, "}");
+            stream_launch_close(c);
         } else {
             launch(c, k, &p, "(unsigned)g_ntiles", "1");
         }
