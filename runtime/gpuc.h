@@ -131,6 +131,12 @@ GpucStatus gpuc_context_synchronize(GpucContext *ctx);
  * cleared on first use, freed with the context; so a reduction is one launch,
  * with no memset per call. */
 GpucStatus gpuc_context_zero_word(GpucContext *ctx, GpucDevPtr *word);
+/* A count word, one per stream of the context (the current stream when
+ * asked): 8 bytes of pinned host memory mapped for the device, for a
+ * generated filter's count. A kernel writes it at *dev; after the stream is
+ * synchronized the host reads it at *host, with no copy. Allocated on first
+ * use, freed with the context. */
+GpucStatus gpuc_context_count_word(GpucContext *ctx, GpucDevPtr *dev, volatile int64_t **host);
 GpucStatus gpuc_context_device_info(GpucContext *ctx, GpucDeviceInfo *info);
 void *gpuc_context_handle(GpucContext *ctx);       /* the CUcontext */
 /* Make cu_stream (a CUstream of the context's CUcontext, not owned; NULL: the

@@ -436,6 +436,10 @@ GpucStatus gpuc_context_free(GpucContext *ctx) {
     rt_cu.mem_free(ctx->zero_words[i].word);
   }
   free(ctx->zero_words);
+  for (size_t i = 0; i < ctx->ncount_words; i++) {
+    rt_cu.mem_free_host(ctx->count_words[i].host);
+  }
+  free(ctx->count_words);
   rt_pool_release_locked(ctx);
   pthread_mutex_unlock(&ctx->lock);
   if (pushed) {
@@ -525,6 +529,60 @@ GpucStatus gpuc_context_zero_word(GpucContext *ctx, GpucDevPtr *word) {
     return rt_cu_error(ctx, r, "gpuc_context_zero_word: cuMemAlloc/cuMemsetD8");
   }
   *word = p;
+  return GPUC_SUCCESS;
+}
+
+GpucStatus gpuc_context_count_word(GpucContext *ctx, GpucDevPtr *dev, volatile int64_t **host) {
+  if (!ctx || !dev || !host) {
+    rt_set_last_error("gpuc_context_count_word: %s", ctx ? "NULL output pointer" : "NULL context");
+    return GPUC_ERROR_INVALID_VALUE;
+  }
+  *dev = 0;
+  *host = NULL;
+  pthread_mutex_lock(&ctx->lock);
+  for (size_t i = 0; i < ctx->ncount_words; i++) {
+    if (ctx->count_words[i].stream == ctx->stream) {
+      *dev = ctx->count_words[i].dev;
+      *host = ctx->count_words[i].host;
+      pthread_mutex_unlock(&ctx->lock);
+      return GPUC_SUCCESS;
+    }
+  }
+  struct RtCountWord *grown = realloc(ctx->count_words, sizeof *grown * (ctx->ncount_words + 1));
+  if (grown) {
+    ctx->count_words = grown;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (!grown) {
+    return rt_error(ctx, GPUC_ERROR_OUT_OF_MEMORY, "gpuc_context_count_word: out of host memory");
+  }
+  bool pushed;
+  GpucStatus s = rt_enter(ctx, &pushed);
+  if (s != GPUC_SUCCESS) {
+    return s;
+  }
+  void *h = NULL;
+  CUdeviceptr d = 0;
+  CUresult r = rt_cu.mem_host_alloc(&h, sizeof(int64_t), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+  if (r == CUDA_SUCCESS) {
+    r = rt_cu.mem_host_get_device_pointer(&d, h, 0);
+    if (r != CUDA_SUCCESS) {
+      rt_cu.mem_free_host(h);
+    }
+  }
+  rt_leave(ctx, pushed);
+  if (r != CUDA_SUCCESS) {
+    return rt_cu_error(ctx, r, "gpuc_context_count_word: cuMemHostAlloc/cuMemHostGetDevicePointer");
+  }
+  *(volatile int64_t *)h = 0;
+  pthread_mutex_lock(&ctx->lock);
+  ctx->count_words[ctx->ncount_words].stream = ctx->stream;
+  ctx->count_words[ctx->ncount_words].host = h;
+  ctx->count_words[ctx->ncount_words].dev = d;
+  ctx->ncount_words++;
+  pthread_mutex_unlock(&ctx->lock);
+  *dev = d;
+  *host = h;
   return GPUC_SUCCESS;
 }
 

@@ -47,6 +47,8 @@ typedef struct RtCuda {
   CUresult (*mem_free)(CUdeviceptr);
   CUresult (*mem_alloc_host)(void **, size_t);
   CUresult (*mem_free_host)(void *);
+  CUresult (*mem_host_alloc)(void **, size_t, unsigned int);
+  CUresult (*mem_host_get_device_pointer)(CUdeviceptr *, void *, unsigned int);
   CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*memcpy_htod)(CUdeviceptr, const void *, size_t);
@@ -269,6 +271,8 @@ struct GpucContext {
   size_t nspare, cap_spare;
   struct RtZeroWord { CUstream stream; CUdeviceptr word; } *zero_words;  /* gpuc_context_zero_word */
   size_t nzero_words;
+  struct RtCountWord { CUstream stream; int64_t *host; CUdeviceptr dev; } *count_words;  /* gpuc_context_count_word */
+  size_t ncount_words;
 };
 
 /* Record an error on ctx (first one kept; also the thread's last error and the

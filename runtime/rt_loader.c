@@ -44,6 +44,8 @@ static const RtSym cuda_syms[] = {
   CU(mem_free, "cuMemFree_v2"),
   CU(mem_alloc_host, "cuMemAllocHost_v2"),
   CU(mem_free_host, "cuMemFreeHost"),
+  CU(mem_host_alloc, "cuMemHostAlloc"),
+  CU2(mem_host_get_device_pointer, "cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer"),
   CU(memset_d8, "cuMemsetD8_v2"),
   CU(memset_d8_async, "cuMemsetD8Async"),
   CU(memcpy_htod, "cuMemcpyHtoD_v2"),

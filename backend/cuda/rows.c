@@ -1283,7 +1283,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     }
     if (st.on) {
         be_line(b, "/* the stash: the row's vectors g_s0 .. g_s1 - 1 (after the registers' %d per lane) in dynamic shared memory, g_sv per lane and input; only when a block holds the row */", k->items);
-        be_line(b, "extern __shared__ gpuc_v16_f32 gpuc_stash[];");
+        be_line(b, "extern __shared__ __align__(128) gpuc_v16_f32 gpuc_stash[];  /* 128-byte aligned: the bulk copy that fills it moves whole lines */");
         for (int i = 0; i < s->nins; i++) {
             const char *tn = ir_scalar_name(s->ins[i]->elem);
             be_line(b, "gpuc_v16_%s *const g_st%d = (gpuc_v16_%s *)(gpuc_stash + %d * g_sv * g_tpr);", tn, i, tn, i);
@@ -1469,12 +1469,17 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
  * was rewritten in place by the post).  The publisher combines the warps'
  * partials into the chunk's and stores it to global scratch
  * [chunk][component] (8-byte words), then counts it on the row's counter
- * (fence, atomicAdd); a gatherer waits (acquire) until the row's counter
+ * (a release reduction: gpuc_st_count); a gatherer waits (acquire) until the row's counter
  * is its chunk count, combines the row's partials in chunk order and hands
  * the totals to the consumers, which apply the post to the chunk
  * ROW_STREAM_LAG chunks after folding it.  Each element is read once from
  * DRAM and written once.  Separate publisher and gatherer warps: one warp
- * doing both cost 40% (H100).  Deadlock-free when the whole grid is
+ * doing both cost 40% (H100).  Measured on an H200 (2026-11-28, session
+ * 12, rows of 262144, bench/last_run/issue16-session12/): the release
+ * reduction took 606 us where __threadfence() and atomicAdd took 629, and
+ * tagged words polled by the gatherers (no count at all) 651; the ring's
+ * 128-byte alignment took the L2 read requests from 2.4x the ideal to 1x
+ * (708 to 651 us with the tags).  Deadlock-free when the whole grid is
  * resident and a row spans at most ROW_STREAM_LAG steps of it (the
  * launcher checks both): a gather waits only on publishes of steps at
  * most LAG ahead, and a publish at step j waits only on gathers of steps
@@ -1495,10 +1500,11 @@ bool row_stream_ok(const IrKernel *k) {
 const char *row_stream_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_st", k->name); }
 
 /* The stream kernel's static shared memory: four mbarriers a slot, the
- * consumers' warp partials and the row's totals a slot. */
+ * consumers' warp partials and the row's totals a slot; and up to 128
+ * bytes before the ring, which starts on a 128-byte boundary. */
 int row_stream_static_shared(const IrKernel *k) {
     const IrStmt *s = k->stmt;
-    int bytes = 4 * ROW_STREAM_SLOTS * 8;
+    int bytes = 4 * ROW_STREAM_SLOTS * 8 + 128;
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { bytes += ROW_STREAM_SLOTS * (ROW_STREAM_NC + 1) * ir_scalar_size(s->reds[r].op->ptypes[j]); }
     }
@@ -1541,6 +1547,11 @@ static void row_stream_helpers(CuEmit *c) {
                     "    asm volatile(\"cp.async.bulk.wait_group.read %%0;\" :: \"n\"(n) : \"memory\");\n"
                     "}\n"
                     "static __device__ __forceinline__ void gpuc_st_wait_all(void) { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\"); }\n"
+                    "/* one more on the row's counter, ordered after this thread's stores of the partial (a release\n"
+                    " * reduction: no __threadfence, which cost 4%% of row softmax at rows of 262144 on an H200) */\n"
+                    "static __device__ __forceinline__ void gpuc_st_count(unsigned *p) {\n"
+                    "    asm volatile(\"red.release.gpu.global.add.u32 [%%0], 1;\" :: \"l\"(p) : \"memory\");\n"
+                    "}\n"
                     "static __device__ __forceinline__ unsigned gpuc_st_acquire(const unsigned *p) {\n"
                     "    unsigned v;\n"
                     "    asm volatile(\"ld.acquire.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
@@ -1610,7 +1621,7 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     be_printf(b, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n    __trap();  /* the launcher takes this kernel on sm_90 on only */\n#else\n");
     char ***racc = acc_names(c, s);
     int id = shared_id++;
-    be_line(b, "extern __shared__ gpuc_v16_f32 gpuc_stash[];  /* the ring: %d slots of a chunk */", S);
+    be_line(b, "extern __shared__ __align__(128) gpuc_v16_f32 gpuc_stash[];  /* the ring: %d slots of a chunk, 128-byte aligned (bulk copies of whole lines) */", S);
     be_line(b, "gpuc_v16_%s *const g_ring = (gpuc_v16_%s *)gpuc_stash;", tn, tn);
     be_line(b, "__shared__ unsigned long long g_full%d[%d], g_pready%d[%d], g_totready%d[%d], g_done%d[%d];", id, S, id, S, id, S, id, S);
     for (int r = 0; r < s->nreds; r++) {
@@ -1704,8 +1715,7 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     for (int r = 0, at = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++, at++) { be_line(b, "gpuc_st_put(&g_sparts[g_ch * %d + %d], %s);", W, at, racc[r][j]); }
     }
-    be_line(b, "__threadfence();  /* the partial before the count */");
-    be_line(b, "atomicAdd(&g_scnt[g_ch / g_ppr], 1u);");
+    be_line(b, "gpuc_st_count(&g_scnt[g_ch / g_ppr]);  /* after the partial (release) */");
     b->indent--;
     be_line(b, "}");
     c->x.nmemo = memo;

@@ -106,6 +106,48 @@ static bool run_vadd(GpucContext *c, GpucModule *m, int n, GpucStream *stream) {
   return ok && wrong == 0;
 }
 
+/* gpuc_context_count_word: one mapped word per stream, zero when made; what
+ * the device writes at its device address (a copy, then a kernel) the host
+ * reads at its host address after a synchronize. */
+static void t_count_word(void) {
+  GpucDevPtr d = 0, d2 = 0, ds = 0;
+  volatile int64_t *h = NULL, *h2 = NULL, *hs = NULL;
+  CHECK_STATUS(gpuc_context_count_word(NULL, &d, &h), GPUC_ERROR_INVALID_VALUE);
+  CHECK_STATUS(gpuc_context_count_word(ctx, NULL, &h), GPUC_ERROR_INVALID_VALUE);
+  CHECK_STATUS(gpuc_context_count_word(ctx, &d, &h), GPUC_SUCCESS);
+  CHECK(d != 0 && h != NULL && *h == 0, "count word: made and zero");
+  CHECK_STATUS(gpuc_context_count_word(ctx, &d2, &h2), GPUC_SUCCESS);
+  CHECK(d2 == d && h2 == h, "count word: the same word for the same stream");
+  int64_t v = 0x123456789abcLL;
+  CHECK_STATUS(gpuc_memcpy_htod(ctx, d, &v, sizeof v), GPUC_SUCCESS);
+  CHECK(*h == v, "count word: a copy to the device address is read at the host address");
+  /* a kernel's write: vadd of two floats into the word */
+  GpucFunction *f = NULL;
+  float x[2] = {1.5f, -2.0f}, y[2] = {0.25f, 8.0f};
+  GpucDevPtr dx = 0, dy = 0;
+  int n = 2;
+  bool ok = gpuc_module_get_function(mod, "vadd", &f) == GPUC_SUCCESS && gpuc_mem_alloc(ctx, sizeof x, &dx) == GPUC_SUCCESS &&
+            gpuc_mem_alloc(ctx, sizeof y, &dy) == GPUC_SUCCESS && gpuc_memcpy_htod(ctx, dx, x, sizeof x) == GPUC_SUCCESS &&
+            gpuc_memcpy_htod(ctx, dy, y, sizeof y) == GPUC_SUCCESS;
+  void *args[] = {&dx, &dy, &d, &n};
+  GpucLaunchConfig cfg = {{1, 1, 1}, {32, 1, 1}, 0, NULL, 0};
+  ok = ok && gpuc_launch(f, &cfg, args) == GPUC_SUCCESS && gpuc_stream_synchronize(ctx, NULL) == GPUC_SUCCESS;
+  float got[2];
+  int64_t w = *h;
+  memcpy(got, &w, sizeof got);
+  CHECK(ok && got[0] == 1.75f && got[1] == 6.0f, "count word: a kernel's write read at the host address (%s)", ok ? "wrong" : gpuc_last_error());
+  gpuc_mem_free(ctx, dx);
+  gpuc_mem_free(ctx, dy);
+  /* another stream: another word */
+  GpucStream *st = NULL;
+  CHECK_STATUS(gpuc_stream_new(ctx, &st), GPUC_SUCCESS);
+  void *old = gpuc_context_swap_stream(ctx, gpuc_stream_handle(ctx, st));
+  CHECK_STATUS(gpuc_context_count_word(ctx, &ds, &hs), GPUC_SUCCESS);
+  CHECK(ds != 0 && ds != d && hs != h && *hs == 0, "count word: another stream, another word");
+  gpuc_context_swap_stream(ctx, old);
+  CHECK_STATUS(gpuc_stream_free(st), GPUC_SUCCESS);
+}
+
 static void t_device(void) {
   int n = 0, ver = 0;
   CHECK_STATUS(gpuc_init(), GPUC_SUCCESS);
@@ -794,6 +836,7 @@ int main(void) {
     {"images_no_nvrtc", t_images_no_nvrtc}, {"other_current", t_other_current},
     {"oom", t_oom},                         {"events", t_events},       {"profile", t_profile},
     {"debug_leaks", t_debug_leaks},         {"threads", t_threads},     {"error_handler", t_error_handler},
+    {"count_word", t_count_word},
   };
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     int before = rt_test_failed;
