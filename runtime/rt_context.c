@@ -532,6 +532,19 @@ GpucStatus gpuc_context_zero_word(GpucContext *ctx, GpucDevPtr *word) {
   return GPUC_SUCCESS;
 }
 
+/* The count word of ctx's current stream into *dev and *host, if it has one
+ * (ctx->lock held). */
+static bool count_word_find_locked(GpucContext *ctx, GpucDevPtr *dev, volatile int64_t **host) {
+  for (size_t i = 0; i < ctx->ncount_words; i++) {
+    if (ctx->count_words[i].stream == ctx->stream) {
+      *dev = ctx->count_words[i].dev;
+      *host = ctx->count_words[i].host;
+      return true;
+    }
+  }
+  return false;
+}
+
 GpucStatus gpuc_context_count_word(GpucContext *ctx, GpucDevPtr *dev, volatile int64_t **host) {
   if (!ctx || !dev || !host) {
     rt_set_last_error("gpuc_context_count_word: %s", ctx ? "NULL output pointer" : "NULL context");
@@ -540,22 +553,13 @@ GpucStatus gpuc_context_count_word(GpucContext *ctx, GpucDevPtr *dev, volatile i
   *dev = 0;
   *host = NULL;
   pthread_mutex_lock(&ctx->lock);
-  for (size_t i = 0; i < ctx->ncount_words; i++) {
-    if (ctx->count_words[i].stream == ctx->stream) {
-      *dev = ctx->count_words[i].dev;
-      *host = ctx->count_words[i].host;
-      pthread_mutex_unlock(&ctx->lock);
-      return GPUC_SUCCESS;
-    }
-  }
-  struct RtCountWord *grown = realloc(ctx->count_words, sizeof *grown * (ctx->ncount_words + 1));
-  if (grown) {
-    ctx->count_words = grown;
-  }
+  bool found = count_word_find_locked(ctx, dev, host);
   pthread_mutex_unlock(&ctx->lock);
-  if (!grown) {
-    return rt_error(ctx, GPUC_ERROR_OUT_OF_MEMORY, "gpuc_context_count_word: out of host memory");
+  if (found) {
+    return GPUC_SUCCESS;
   }
+  /* made outside the lock (driver calls); kept unless another thread made
+   * this stream's word meanwhile */
   bool pushed;
   GpucStatus s = rt_enter(ctx, &pushed);
   if (s != GPUC_SUCCESS) {
@@ -570,19 +574,38 @@ GpucStatus gpuc_context_count_word(GpucContext *ctx, GpucDevPtr *dev, volatile i
       rt_cu.mem_free_host(h);
     }
   }
+  bool kept = false, no_memory = false;
+  if (r == CUDA_SUCCESS) {
+    *(volatile int64_t *)h = 0;
+    pthread_mutex_lock(&ctx->lock);
+    found = count_word_find_locked(ctx, dev, host);
+    if (!found) {
+      struct RtCountWord *grown = realloc(ctx->count_words, sizeof *grown * (ctx->ncount_words + 1));
+      if (grown) {
+        ctx->count_words = grown;
+        grown[ctx->ncount_words].stream = ctx->stream;
+        grown[ctx->ncount_words].host = h;
+        grown[ctx->ncount_words].dev = d;
+        ctx->ncount_words++;
+        *dev = d;
+        *host = h;
+        kept = true;
+      } else {
+        no_memory = true;
+      }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (!kept) {
+      rt_cu.mem_free_host(h);
+    }
+  }
   rt_leave(ctx, pushed);
   if (r != CUDA_SUCCESS) {
     return rt_cu_error(ctx, r, "gpuc_context_count_word: cuMemHostAlloc/cuMemHostGetDevicePointer");
   }
-  *(volatile int64_t *)h = 0;
-  pthread_mutex_lock(&ctx->lock);
-  ctx->count_words[ctx->ncount_words].stream = ctx->stream;
-  ctx->count_words[ctx->ncount_words].host = h;
-  ctx->count_words[ctx->ncount_words].dev = d;
-  ctx->ncount_words++;
-  pthread_mutex_unlock(&ctx->lock);
-  *dev = d;
-  *host = h;
+  if (no_memory) {
+    return rt_error(ctx, GPUC_ERROR_OUT_OF_MEMORY, "gpuc_context_count_word: out of host memory");
+  }
   return GPUC_SUCCESS;
 }
 
