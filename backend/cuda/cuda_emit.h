@@ -150,12 +150,28 @@ int row_static_shared(const IrKernel *k);
  * input's element type over one 2-D input, no per-row map (row_stream_ok);
  * the launcher passes the chunks per row (g_ppr), the partials' scratch
  * (8-byte words, [chunk][component]) and the rows' counters (zeroed). */
+/* Each may be set when gpuc is built (-DROW_STREAM_SLOTS=7 in CMAKE_C_FLAGS),
+ * for a comparison: bench/try_row_stream.sh. */
+#ifndef ROW_STREAM_CHUNK
 #define ROW_STREAM_CHUNK 8192
+#endif
+#ifndef ROW_STREAM_SLOTS
 #define ROW_STREAM_SLOTS 6
+#endif
+#ifndef ROW_STREAM_NC
 #define ROW_STREAM_NC 16
+#endif
+#ifndef ROW_STREAM_GW
 #define ROW_STREAM_GW 2
+#endif
+#ifndef ROW_STREAM_LAG
 #define ROW_STREAM_LAG 2
+#endif
+#ifndef ROW_STREAM_STORES
 #define ROW_STREAM_STORES 1
+#endif
+_Static_assert(ROW_STREAM_LAG + ROW_STREAM_STORES < ROW_STREAM_SLOTS, "slots for the lag, the pending stores and a load in flight");
+_Static_assert(ROW_STREAM_CHUNK % (ROW_STREAM_NC * 128) == 0, "whole 16-byte vectors a consumer lane");
 #define ROW_STREAM_MIN_ROW 65536  /* the launcher's shortest row for NAME_st */
 #define ROW_STREAM_THREADS ((ROW_STREAM_NC + ROW_STREAM_GW + 2) * 32)
 bool row_stream_ok(const IrKernel *k);
