@@ -1205,11 +1205,17 @@ static void scan_bulk_kernel(CuEmit *c, IrKernel *k, bool persistent) {
  * H200, bench/try_scan_stream.cu, inclusive i32 scan of 2^28: 524.5 us,
  * 0.966 of the copy rate, against mode 2's 617.7 us (0.82) with this
  * configuration (L2 hints off; 4 look-back warps or a hint gained nothing). */
+#ifndef SS_LOOKBACK_WARPS  /* -DSS_LOOKBACK_WARPS=4 when building gpuc: a comparison (bench/try_variants.sh) */
+#define SS_LOOKBACK_WARPS 2
+#endif
+#ifndef SS_RING_SLOTS  /* the same: 7 (the most an SM's 227 KiB holds) */
+#define SS_RING_SLOTS 6
+#endif
 enum {
     SS_ITEMS = 8192,     /* a tile: 32 KiB */
     SS_CONSUMERS = 16,   /* consumer warps, SS_ITEMS / SS_CONSUMERS items each */
-    SS_LOOKBACK = 2,     /* look-back warps */
-    SS_SLOTS = 6,        /* ring slots */
+    SS_LOOKBACK = SS_LOOKBACK_WARPS,  /* look-back warps */
+    SS_SLOTS = SS_RING_SLOTS,         /* ring slots */
     SS_LAG = 2,          /* tiles between a part's total and its scan */
     SS_PENDING = 1,      /* bulk stores that may be reading when a slot is reloaded */
     SS_THREADS = (SS_CONSUMERS + SS_LOOKBACK + 2) * 32,

@@ -16,6 +16,8 @@ k = name + '_k0_scan_stream'
 i = src.index('\n' + k + '(')
 j = src.index('\n}\n', i)
 body = src[i + 1:j + 3]
+# the block's threads: the kernel's __launch_bounds__ (640 with gpuc's defaults)
+threads = int(re.findall(r'__launch_bounds__\((\d+)', src[:i])[-1])
 body = '\n'.join(l for l in body.split('\n') if 'fence.mbarrier_init' not in l)
 if mutate:
     body = re.sub(r'(g_ex0_\d+) = __shfl_sync\(0xffffffffu, g_ex0_\d+, 0\);', r'\1 = \1;', body)
@@ -75,11 +77,11 @@ int main(int argc, char **argv) {{
         if (fork() == 0) {{
             blockIdx.x = b;
             for (int w = 0; w < 32; w++) {{ pthread_barrier_init(&emu_warp_bar[w], NULL, 32); }}
-            pthread_barrier_init(&emu_block_bar, NULL, 640);
+            pthread_barrier_init(&emu_block_bar, NULL, {threads});
             pthread_attr_t at2; pthread_attr_init(&at2); pthread_attr_setstacksize(&at2, 1 << 18);
-            pthread_t th[640];
-            for (int t = 0; t < 640; t++) {{ if (pthread_create(&th[t], &at2, emu_thread, (void *)(uintptr_t)t)) {{ fprintf(stderr, "pthread_create\\n"); _exit(3); }} }}
-            for (int t = 0; t < 640; t++) {{ pthread_join(th[t], NULL); }}
+            pthread_t th[{threads}];
+            for (int t = 0; t < {threads}; t++) {{ if (pthread_create(&th[t], &at2, emu_thread, (void *)(uintptr_t)t)) {{ fprintf(stderr, "pthread_create\\n"); _exit(3); }} }}
+            for (int t = 0; t < {threads}; t++) {{ pthread_join(th[t], NULL); }}
             fprintf(stderr, "block %u: %ld bulk loads, %ld bulk stores\\n", b, emu_bulk_loads, emu_bulk_stores);
             _exit(0);
         }}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# bench/try_variants.sh: bench cases of gpuc built other ways, against the
+# default (bench/gen/bin), for the misses of issue 16 on the H200 that the
+# eleventh round of docs/performance.md left (each figure there):
+#  - row softmax / LayerNorm at rows of 262144 (0.835 of the copy rate,
+#    target 0.90; the hand-written prototype with no exchange at all
+#    0.877-0.888): the long-row stream kernel (rows.c, "ROW STREAM") with
+#    other constants (backend/cuda/cuda_emit.h), each a gpuc of its own:
+#      s7 a seventh 32 KiB slot (224 KiB of ring, the most 227 KiB holds);
+#      l3 the post three chunks after the fold; s7l3 both; gw4 four
+#      gatherer warps; nc8 eight consumer warps (384 threads);
+#  - row softmax at rows of 256 (1.027x torch eager's time; torch runs a
+#    warp a row, 8 elements a thread, at full occupancy): the register-only
+#    kernel (NAME_regs, 8 vectors a lane in 80 registers, 3 blocks of 256 an
+#    SM) holding fewer (@items on the entry): i2 (52 registers, 4 blocks),
+#    i4 (64 registers);
+#  - the i64 scans and the recurrence (0.835-0.841 and 0.784, targets 0.90
+#    and 0.85; emit_scan's kernel): the streaming kernel for 16-byte
+#    look-back words, off by default, built in (wide: -DGPUC_SCAN_WIDE=1 on
+#    the generated code) and with four look-back warps (wlb4: a gpuc built
+#    with -DSS_LOOKBACK_WARPS=4, backend/cuda/scan.c).
+# A variant: NAME|gpuc's C flags (- none)|an edit of the entries (- none, or
+# @items(N) on the row entries)|nvcc flags for the generated code (- none)|
+# PROGRAM:CASE:ARGS ... where ARGS is m=ROW_LENGTHS (at 2^28 elements) or
+# n=LOG2_SIZES. The default runs every PROGRAM:CASE:ARGS of every variant.
+# Order: default, variants, variants reversed, default; every result
+# checked by its driver; one table, us (both runs), the best's share of the
+# copy rate, best / default's best.
+#
+#   bench/try_variants.sh --prepare   here, after scripts/build.sh build, bench/gen.sh and
+#                                     bench/run.sh --prepare (about 3 minutes a gpuc of its own)
+#   bench/try_variants.sh [NAME ...]  on the GPU machine (scripts/device_pack.sh gen bin), about 2 minutes
+# Files in $OUT (else a temp folder); exit 1 if a run failed or a result was wrong.
+set -u
+cd "$(dirname "$0")/.."
+VARIANTS=(
+  "s7|-DROW_STREAM_SLOTS=7|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
+  "l3|-DROW_STREAM_LAG=3|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
+  "s7l3|-DROW_STREAM_SLOTS=7 -DROW_STREAM_LAG=3|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
+  "gw4|-DROW_STREAM_GW=4|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
+  "nc8|-DROW_STREAM_NC=8|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
+  "i2|-|@items(2)|-|rows:row_softmax:m=256,1024,4096 rows_nn:layer_norm:m=256,1024,4096"
+  "i4|-|@items(4)|-|rows:row_softmax:m=256,1024,4096 rows_nn:layer_norm:m=256,1024,4096"
+  "wide|-|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
+  "wlb4|-DSS_LOOKBACK_WARPS=4|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
+)
+D=bench/bin/variants
+B=bench/gen/bin
+FLAGS="-O3 -std=c++17 -arch=sm_90 -lineinfo"
+field() { echo "$1" | cut -d'|' -f"$2"; }
+
+if [ "${1:-}" = "--prepare" ]; then
+  rc=0
+  for v in "${VARIANTS[@]}"; do
+    n=$(field "$v" 1) cflags=$(field "$v" 2) edit=$(field "$v" 3) nflags=$(field "$v" 4)
+    [ "$nflags" = - ] && nflags=
+    mkdir -p $D/$n
+    gpuc=build/driver/gpuc
+    if [ "$cflags" != - ]; then
+      gpuc=/tmp/gpuc-variant-$n/driver/gpuc
+      { cmake -S . -B /tmp/gpuc-variant-$n -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS=$cflags" >/dev/null &&
+        ninja -C /tmp/gpuc-variant-$n gpuc >/dev/null; } || { echo "try_variants: gpuc ($n) did not build" >&2; rc=1; continue; }
+    fi
+    for p in $(for r in $(field "$v" 5); do echo "${r%%:*}"; done | sort -u); do
+      src=bench/programs/$p.gdsl
+      if [ "$edit" != - ]; then
+        sed -E "s/^(entry (row_softmax|layer_norm)\\(.*\\) -> f32\\[n\\]\\[m\\]) (\\{|@)/\\1 $edit \\3/" $src > $D/$n/$p.gdsl
+        grep -qF "$edit" $D/$n/$p.gdsl || { echo "try_variants: no entry of $p took $edit" >&2; rc=1; }
+        src=$D/$n/$p.gdsl
+      fi
+      $gpuc --emit=cuda $src -o $D/$n/$p.cu &&
+        nvcc $FLAGS -DGPUC_CUDA_HOST $nflags -include $D/$n/$p.cu -o $D/$n/bench_$p bench/gpuc/bench_$p.cu -lcublas ||
+        { echo "try_variants: bench_$p ($n) did not build" >&2; rc=1; }
+      rm -f $D/$n/$p.cu $D/$n/$p.gdsl
+    done
+    echo "try_variants: prepared $n"
+  done
+  exit $rc
+fi
+
+R=${OUT:-$(mktemp -d)}
+mkdir -p "$R" || exit 1
+rc=0
+chosen=("$@")
+runs_of() { # runs_of NAME: the variant's PROGRAM:CASE:ARGS, or every variant's for the default
+  for v in "${VARIANTS[@]}"; do
+    if [ "$1" = default ] || [ "$(field "$v" 1)" = "$1" ]; then field "$v" 5 | tr ' ' '\n'; fi
+  done | sort -u
+}
+names=(default)
+for v in "${VARIANTS[@]}"; do
+  n=$(field "$v" 1)
+  if [ ${#chosen[@]} = 0 ] || [[ " ${chosen[*]} " == *" $n "* ]]; then names+=("$n"); fi
+done
+order=("${names[@]}")
+for ((i = ${#names[@]} - 1; i >= 0; i--)); do order+=("${names[$i]}"); done
+timeout 30 $B/peers_cub --case copy --sizes 28 --out "$R/copy.jsonl" 2>>"$R/log.txt" || rc=1
+for n in "${order[@]}"; do
+  d=$D/$n; [ $n = default ] && d=$B
+  for r in $(if [ $n = default ]; then for m in "${names[@]:1}"; do runs_of "$m"; done | sort -u; else runs_of "$n"; fi); do
+    IFS=: read -r p c a <<<"$r"
+    [ -x "$d/bench_$p" ] || { echo "try_variants: no $d/bench_$p (--prepare)" >&2; rc=1; continue; }
+    if [ "${a%%=*}" = m ]; then
+      for m in ${a#m=}; do
+        BENCH_ROW_LENGTH=$m timeout 60 "$d/bench_$p" --case "$c" --sizes 28 --out "$R/$n.jsonl" >/dev/null 2>>"$R/log.txt" ||
+          { echo "try_variants: $n $c m=$m failed" >&2; rc=1; }
+      done
+    else
+      timeout 90 "$d/bench_$p" --case "$c" --sizes "${a#n=}" --out "$R/$n.jsonl" >/dev/null 2>>"$R/log.txt" ||
+        { echo "try_variants: $n $c failed" >&2; rc=1; }
+    fi
+  done
+done
+python3 - "$R" "${names[@]}" <<'PY' || rc=1
+import json, os, sys
+d, names = sys.argv[1], sys.argv[2:]
+L = lambda f: [json.loads(l) for l in open(os.path.join(d, f))] if os.path.exists(os.path.join(d, f)) else []
+copy = [2 * r["n"] * 4 / r["us"] / 1e3 for r in L("copy.jsonl") if r["case"] == "copy"][0]
+bytes_of = {"recurrence": 12, "incl_i64": 16, "excl_i64": 16}  # bytes an element read and written; else 8 (f32 in, f32 out)
+print("copy rate %.1f GB/s; us (both runs), the best's share of the copy rate, best / default's best" % copy)
+print("| variant | case | n | m | us | of the copy rate | / default | check |\n|---|---|---|---|---|---|---|---|")
+groups, bad = {}, 0
+for name in names:
+    for r in L(name + ".jsonl"):
+        groups.setdefault((r["case"], r["dtype"], r["n"], r.get("m") or 0), {}).setdefault(name, []).append(r)
+for key in sorted(groups):
+    case, dtype, n, m = key
+    base = min(r["us"] for r in groups[key].get("default", [])) if "default" in groups[key] else None
+    for name in names:
+        rs = groups[key].get(name)
+        if not rs: continue
+        us = [r["us"] for r in rs]
+        ok = all(r.get("check") == "ok" for r in rs)
+        bad += not ok
+        share = bytes_of.get(case, 8) * n / min(us) / 1e3 / copy
+        print("| %s | %s %s | %d | %s | %s | %.3f | %s | %s |" % (name, case, dtype, n, m or "-", " / ".join("%.1f" % u for u in us), share,
+              "%.3f" % (min(us) / base) if base else "-", "ok" if ok else "WRONG"))
+sys.exit(1 if bad else 0)
+PY
+exit $rc
