@@ -9,7 +9,9 @@
  * atomic). It checks the kernel's indexing, the order of its combines, its
  * barrier counts and phases, and its tile order: not the GPU's memory model
  * (x86 with locks is stronger), the async proxy or the timing of bulk stores
- * (synchronous here). scan_stream_emu.py turns a kernel into a program. */
+ * (synchronous here). scan_stream_emu.py turns a kernel into a program;
+ * row_stream_emu.py does the same for the long-row stream kernel (rows.c,
+ * "ROW STREAM", row_stream_emu.test). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -38,7 +40,7 @@ struct dim3e { unsigned x, y, z; };
 static thread_local dim3e threadIdx;
 static dim3e blockIdx, gridDim;
 static unsigned char emu_anchor[16];
-static unsigned char emu_ring[196608] __attribute__((aligned(128)));
+static unsigned char emu_ring[229376] __attribute__((aligned(128)));  /* 7 slots of 32 KiB: the most an SM holds */
 static inline unsigned gpuc_smem32(const void *p) { return (unsigned)((intptr_t)p - (intptr_t)emu_anchor + 0x40000000); }
 static inline unsigned char *emu_ptr(unsigned a) { return (unsigned char *)((intptr_t)emu_anchor + ((intptr_t)a - 0x40000000)); }
 static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
