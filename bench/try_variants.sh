@@ -101,7 +101,7 @@ for n in "${order[@]}"; do
     IFS=: read -r p c a <<<"$r"
     [ -x "$d/bench_$p" ] || { echo "try_variants: no $d/bench_$p (--prepare)" >&2; rc=1; continue; }
     if [ "${a%%=*}" = m ]; then
-      for m in ${a#m=}; do
+      for m in $(echo "${a#m=}" | tr , " "); do
         BENCH_ROW_LENGTH=$m timeout 60 "$d/bench_$p" --case "$c" --sizes 28 --out "$R/$n.jsonl" >/dev/null 2>>"$R/log.txt" ||
           { echo "try_variants: $n $c m=$m failed" >&2; rc=1; }
       done
