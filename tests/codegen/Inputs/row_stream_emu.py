@@ -80,23 +80,7 @@ int main(int argc, char **argv) {{
     float *res = (float *){'A.out[%d]' % (len(outs) - 1)};
     for (size_t e = 0; e < n; e++) res[e] = NAN;
     A.ppr = (int)(m / EMU_CHUNK);
-    blockIdx.y = blockIdx.z = 0; gridDim.x = grid; gridDim.y = gridDim.z = 1;
-    for (unsigned b = 0; b < grid; b++) {{
-        if (fork() == 0) {{
-            blockIdx.x = b;
-            for (int w = 0; w < 32; w++) {{ pthread_barrier_init(&emu_warp_bar[w], NULL, 32); }}
-            pthread_barrier_init(&emu_block_bar, NULL, {threads});
-            pthread_attr_t at2; pthread_attr_init(&at2); pthread_attr_setstacksize(&at2, 1 << 18);
-            pthread_t th[{threads}];
-            for (int t = 0; t < {threads}; t++) {{ if (pthread_create(&th[t], &at2, emu_thread, (void *)(uintptr_t)t)) {{ fprintf(stderr, "pthread_create\\n"); _exit(3); }} }}
-            for (int t = 0; t < {threads}; t++) {{ pthread_join(th[t], NULL); }}
-            fprintf(stderr, "block %u: %ld bulk loads, %ld bulk stores\\n", b, emu_bulk_loads, emu_bulk_stores);
-            _exit(0);
-        }}
-    }}
-    int bad = 0;
-    for (unsigned b = 0; b < grid; b++) {{ int st; wait(&st); if (!WIFEXITED(st) || WEXITSTATUS(st)) {{ bad = 1; }} }}
-    if (bad) {{ printf("a block failed\\n"); return 1; }}
+    if (emu_run_grid(grid, {threads}, emu_thread)) {{ printf("a block failed\\n"); return 1; }}
     long errs = 0; double worst = 0;
     for (int64_t r = 0; r < rows; r++) {{
         const float *x = A.a + r * m;

@@ -124,3 +124,26 @@ static void gpuc_ss_store(void *dst, unsigned src, unsigned bytes) {
 static void gpuc_ss_store_read(void) {}
 static void gpuc_sb_store_done(void) {}
 static void gpuc_sb_fence(void) {}
+// ---- the grid ----
+/* Run fn on every thread of `grid` blocks of `threads` threads, all at once
+ * (a persistent grid's blocks wait on each other): a process a block, a
+ * pthread a thread. 0 when every block finished. */
+static int emu_run_grid(unsigned grid, int threads, void *(*fn)(void *)) {
+    blockIdx.y = blockIdx.z = 0; gridDim.x = grid; gridDim.y = gridDim.z = 1;
+    for (unsigned b = 0; b < grid; b++) {
+        if (fork() == 0) {
+            blockIdx.x = b;
+            for (int w = 0; w < 32; w++) { pthread_barrier_init(&emu_warp_bar[w], NULL, 32); }
+            pthread_barrier_init(&emu_block_bar, NULL, (unsigned)threads);
+            pthread_attr_t at; pthread_attr_init(&at); pthread_attr_setstacksize(&at, 1 << 18);
+            pthread_t *th = (pthread_t *)malloc(sizeof *th * (size_t)threads);
+            for (int t = 0; t < threads; t++) { if (pthread_create(&th[t], &at, fn, (void *)(uintptr_t)t)) { fprintf(stderr, "pthread_create\n"); _exit(3); } }
+            for (int t = 0; t < threads; t++) { pthread_join(th[t], NULL); }
+            fprintf(stderr, "block %u: %ld bulk loads, %ld bulk stores\n", b, emu_bulk_loads, emu_bulk_stores);
+            _exit(0);
+        }
+    }
+    int bad = 0;
+    for (unsigned b = 0; b < grid; b++) { int st; wait(&st); if (!WIFEXITED(st) || WEXITSTATUS(st)) { bad = 1; } }
+    return bad;
+}
