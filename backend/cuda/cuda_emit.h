@@ -141,7 +141,7 @@ const char *row_persist_macro(CuEmit *c, const char *name);
 void row_persist_define(CuEmit *c, const IrKernel *k, const char *name, bool big);
 int row_static_shared(const IrKernel *k);
 /* NAME_st (grep "ROW STREAM"): long rows as one stream of chunks of
- * ROW_STREAM_CHUNK elements through a ring of ROW_STREAM_SLOTS slots in
+ * ROW_STREAM_CHUNK elements through a ring of row_stream_slots(k) slots in
  * dynamic shared memory, a persistent grid, warp-specialized blocks of
  * ROW_STREAM_THREADS threads: ROW_STREAM_NC consumer warps, a publisher
  * warp, ROW_STREAM_GW gatherer warps and a producer warp; the post lags
@@ -149,14 +149,25 @@ int row_static_shared(const IrKernel *k);
  * bulk stores pending before it reloads a slot.  For a post of one 4-byte
  * input's element type over one 2-D input, no per-row map (row_stream_ok);
  * the launcher passes the chunks per row (g_ppr), the partials' scratch
- * (8-byte words, [chunk][component]) and the rows' counters (zeroed). */
-/* Each may be set when gpuc is built (-DROW_STREAM_SLOTS=7 in CMAKE_C_FLAGS),
- * for a comparison: bench/try_row_stream.sh. */
+ * (8-byte words, [chunk][component]) and the rows' counters (zeroed).
+ * The slots: ROW_STREAM_SLOTS, or ROW_STREAM_SLOTS_READS when the post
+ * reads vectors at the column (LayerNorm's weight and bias), fewer if the
+ * ring and the static shared memory would not fit ROW_STREAM_SHARED_MAX.
+ * H200, 2026-11-28 (session 13, rows of 262144 f32, three runs each,
+ * bench/last_run/issue16-session13/): softmax 605 us with 6 slots and lag
+ * 2, 608 with lag 3, 590 with 7 slots and lag 3; LayerNorm 690, 632 and
+ * 667.  Four gatherers or eight consumers were slower (670 / 655 us
+ * softmax). */
+/* Each may be set when gpuc is built (-DROW_STREAM_SLOTS=6 in CMAKE_C_FLAGS),
+ * for a comparison: bench/try_variants.sh. */
 #ifndef ROW_STREAM_CHUNK
 #define ROW_STREAM_CHUNK 8192
 #endif
 #ifndef ROW_STREAM_SLOTS
-#define ROW_STREAM_SLOTS 6
+#define ROW_STREAM_SLOTS 7
+#endif
+#ifndef ROW_STREAM_SLOTS_READS
+#define ROW_STREAM_SLOTS_READS 6
 #endif
 #ifndef ROW_STREAM_NC
 #define ROW_STREAM_NC 16
@@ -165,17 +176,20 @@ int row_static_shared(const IrKernel *k);
 #define ROW_STREAM_GW 2
 #endif
 #ifndef ROW_STREAM_LAG
-#define ROW_STREAM_LAG 2
+#define ROW_STREAM_LAG 3
 #endif
 #ifndef ROW_STREAM_STORES
 #define ROW_STREAM_STORES 1
 #endif
-_Static_assert(ROW_STREAM_LAG + ROW_STREAM_STORES < ROW_STREAM_SLOTS, "slots for the lag, the pending stores and a load in flight");
+#define ROW_STREAM_MIN_SLOTS (ROW_STREAM_LAG + ROW_STREAM_STORES + 1)  /* the lag, the pending stores and a load in flight */
+_Static_assert(ROW_STREAM_MIN_SLOTS <= ROW_STREAM_SLOTS && ROW_STREAM_MIN_SLOTS <= ROW_STREAM_SLOTS_READS, "slots for the lag, the pending stores and a load in flight");
+#define ROW_STREAM_SHARED_MAX (227 * 1024)  /* sm_90's shared memory a block (opt-in) */
 _Static_assert(ROW_STREAM_CHUNK % (ROW_STREAM_NC * 128) == 0, "whole 16-byte vectors a consumer lane");
 #define ROW_STREAM_MIN_ROW 65536  /* the launcher's shortest row for NAME_st */
 #define ROW_STREAM_THREADS ((ROW_STREAM_NC + ROW_STREAM_GW + 2) * 32)
 bool row_stream_ok(const IrKernel *k);
 const char *row_stream_name(CuEmit *c, const IrKernel *k);
+int row_stream_slots(const IrKernel *k);
 int row_stream_static_shared(const IrKernel *k);
 void emit_segred_row(CuEmit *c, IrKernel *k);
 

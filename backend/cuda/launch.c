@@ -196,7 +196,7 @@ static void row_stream_choice(CuEmit *c, IrKernel *k) {
     IrStmt *s = k->stmt;
     const char *cols = be_strf(&c->x, "%s", be_vname(s->w[1]));
     int nred = ir_stmt_red_width(s);
-    int ring = ROW_STREAM_SLOTS * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem), need = ring + row_stream_static_shared(k);
+    int ring = row_stream_slots(k) * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem), need = ring + row_stream_static_shared(k);
     be_printf(b, "#ifndef GPUC_ROW_STREAM\n#define GPUC_ROW_STREAM 1  /* -DGPUC_ROW_STREAM=0: long rows in clusters, not NAME_st (a comparison; launch.c, grep \"ROW STREAM\") */\n#endif\n");
     be_printf(b, "%*sbool g_stream = GPUC_ROW_STREAM && g_cl && %s >= (int64_t)%d && %s %% %d == 0 && gpuc_h_shared_max(gpuc_h) >= %d && !gpuc_h_mps(gpuc_h) &&\n", b->indent * 4, "",
               cols, ROW_STREAM_MIN_ROW, cols, ROW_STREAM_CHUNK, need);
@@ -237,7 +237,7 @@ static void row_stream_launch(CuEmit *c, IrKernel *k) {
     kp_add(c, &ps, "", "g_scnt");
     IrKernel st = *k;
     st.name = row_stream_name(c, k);
-    launch_block(c, &st, &ps, "(unsigned)g_sgrid", "1", be_strf(&c->x, "%du", ROW_STREAM_THREADS), be_strf(&c->x, "%du", ROW_STREAM_SLOTS * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem)));
+    launch_block(c, &st, &ps, "(unsigned)g_sgrid", "1", be_strf(&c->x, "%du", ROW_STREAM_THREADS), be_strf(&c->x, "%du", row_stream_slots(k) * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem)));
     be_line(b, "gpuc_h_free(gpuc_h, g_sparts);");
     be_line(b, "gpuc_h_free(gpuc_h, g_scnt);");
     kp_free(&ps);

@@ -1499,17 +1499,29 @@ bool row_stream_ok(const IrKernel *k) {
 
 const char *row_stream_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_st", k->name); }
 
-/* The stream kernel's static shared memory: four mbarriers a slot, the
- * consumers' warp partials and the row's totals a slot; and up to 128
- * bytes before the ring, which starts on a 128-byte boundary. */
-int row_stream_static_shared(const IrKernel *k) {
+/* The stream kernel's static shared memory with `slots` slots: four
+ * mbarriers a slot, the consumers' warp partials and the row's totals a
+ * slot; and up to 128 bytes before the ring, which starts on a 128-byte
+ * boundary. */
+static int static_shared_of(const IrKernel *k, int slots) {
     const IrStmt *s = k->stmt;
-    int bytes = 4 * ROW_STREAM_SLOTS * 8 + 128;
+    int bytes = 4 * slots * 8 + 128;
     for (int r = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++) { bytes += ROW_STREAM_SLOTS * (ROW_STREAM_NC + 1) * ir_scalar_size(s->reds[r].op->ptypes[j]); }
+        for (int j = 0; j < s->reds[r].arity; j++) { bytes += slots * (ROW_STREAM_NC + 1) * ir_scalar_size(s->reds[r].op->ptypes[j]); }
     }
     return bytes;
 }
+
+/* The ring's slots (cuda_emit.h: the choice and its measurements). */
+int row_stream_slots(const IrKernel *k) {
+    const IrValue *reads[ROW_BIG_READS];
+    int slots = row_big_reads(k, reads) > 0 ? ROW_STREAM_SLOTS_READS : ROW_STREAM_SLOTS;
+    const int slot_bytes = ROW_STREAM_CHUNK * ir_scalar_size(k->stmt->ins[0]->elem);
+    while (slots > ROW_STREAM_MIN_SLOTS && slots * slot_bytes + static_shared_of(k, slots) > ROW_STREAM_SHARED_MAX) { slots--; }
+    return slots;
+}
+
+int row_stream_static_shared(const IrKernel *k) { return static_shared_of(k, row_stream_slots(k)); }
 
 /* The stream kernel's helpers (PTX, so that NVRTC needs no header; shared
  * addresses by the prelude's gpuc_smem32). */
@@ -1600,7 +1612,7 @@ static void row_stream_part(CuEmit *c, IrKernel *k, const char *tn) {
 static void emit_row_stream(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
-    const int S = ROW_STREAM_SLOTS, NC = ROW_STREAM_NC, GW = ROW_STREAM_GW, L = ROW_STREAM_LAG, CH = ROW_STREAM_CHUNK;
+    const int S = row_stream_slots(k), NC = ROW_STREAM_NC, GW = ROW_STREAM_GW, L = ROW_STREAM_LAG, CH = ROW_STREAM_CHUNK;
     const int V = CH / NC / k->vec / 32;  /* vectors a consumer lane a chunk */
     const int W = ir_stmt_red_width(s);
     const char *tn = ir_scalar_name(s->ins[0]->elem);

@@ -1352,6 +1352,42 @@ static void ss_lane_scan(CuEmit *c, IrOperator *op, IrScalar t) {
     warp_inclusive_scan(c, op, 1, &t, &sc, "g_y%d_%d");
 }
 
+/* The publisher warp's loop (SCAN BULK 3 and 3 WIDE): once tile g_j's
+ * consumer warps' totals (`wtot`, a format of the component, [slot][warp])
+ * are in, their inclusive scan; lane NC - 1 publishes the tile's aggregate
+ * in `word`-byte words (status 1; tile 0 its inclusive prefix, 2: 8-byte
+ * words by an atomic maximum, 16-byte words by a store) and then runs
+ * `then` (a line: the barrier it arrives on). */
+static void ss_publisher(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, const char *wtot, int word, const char *then) {
+    BeBuf *b = c->b;
+    const int NC = SS_CONSUMERS, S = SS_SLOTS;
+    be_line(b, "for (int64_t g_j = 0; g_j < g_count; g_j++) {");
+    b->indent++;
+    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
+    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_pready", "g_s"), S);
+    char **pw = names(c, "g_pw%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_lane < %du ? %s[g_s][g_lane] : g_ne%d;", ct(wt[j]), pw[j], NC, be_strf(&c->x, wtot, j), j); }
+    warp_inclusive_scan(c, ops, nsc, wt, pw, "g_y%d_%d");
+    be_line(b, "const int64_t g_tile = blockIdx.x + g_j * g_grid;");
+    be_line(b, "if (g_lane == %d) {  /* the tile's aggregate */", NC - 1);
+    b->indent++;
+    be_line(b, "if (g_tile == 0) {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 2, pw, word == 8);
+    b->indent--;
+    be_line(b, "} else {");
+    b->indent++;
+    publish(c, word, wt, W, "g_tile", 1, pw, word == 8);
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "%s", then);
+    b->indent--;
+    be_line(b, "}");
+    free(pw);
+    b->indent--;
+    be_line(b, "}");
+}
+
 /* SCAN BULK 3's kernel (see above); emit_scan's parameters. */
 static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
@@ -1499,35 +1535,7 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "} else if (g_warp == %du) {", NC);
     b->indent++;
     be_line(b, "/* the publisher: each tile's aggregate (status 1; tile 0 its inclusive prefix, 2) */");
-    be_line(b, "for (int64_t g_j = 0; g_j < g_count; g_j++) {");
-    b->indent++;
-    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
-    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_pready", "g_s"), S);
-    be_line(b, "%s g_pw = g_lane < %du ? g_wtot[g_s][g_lane] : g_ne0;", ct(t), NC);
-    {
-        char *pw = "g_pw";
-        warp_inclusive_scan(c, op, 1, &t, &pw, "g_y%d_%d");
-    }
-    be_line(b, "const int64_t g_tile = blockIdx.x + g_j * g_grid;");
-    be_line(b, "if (g_lane == %d) {  /* the tile's aggregate */", NC - 1);
-    b->indent++;
-    {
-        char *pw = "g_pw";
-        be_line(b, "if (g_tile == 0) {");
-        b->indent++;
-        publish(c, 8, &t, 1, "g_tile", 2, &pw, true);
-        b->indent--;
-        be_line(b, "} else {");
-        b->indent++;
-        publish(c, 8, &t, 1, "g_tile", 1, &pw, true);
-        b->indent--;
-        be_line(b, "}");
-    }
-    be_line(b, "gpuc_ss_arrive(%s);  /* the warp has read the totals: the slot may be reloaded */", ss_bar(c, "g_done", "g_s"));
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
+    ss_publisher(c, op, 1, &t, 1, "g_wtot", 8, be_strf(&c->x, "gpuc_ss_arrive(%s);  /* the warp has read the totals: the slot may be reloaded */", ss_bar(c, "g_done", "g_s")));
     b->indent--;
     /* the look-back warps */
     be_line(b, "} else if (g_warp <= %du) {", NC + SS_LOOKBACK);
@@ -2078,33 +2086,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "} else if (g_warp == %du) {", NC);
     b->indent++;
     be_line(b, "/* the publisher: each tile's aggregate (status 1; tile 0 its inclusive prefix, 2), then pubd */");
-    be_line(b, "for (int64_t g_j = 0; g_j < g_count; g_j++) {");
-    b->indent++;
-    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
-    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_pready", "g_s"), S);
-    {
-        char **pw = names(c, "g_pw%d_%d", 0, W);
-        for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_lane < %du ? g_wtot%d[g_s][g_lane] : g_ne%d;", ct(wt[j]), pw[j], NC, j, j); }
-        warp_inclusive_scan(c, ops, nsc, wt, pw, "g_y%d_%d");
-        be_line(b, "const int64_t g_tile = blockIdx.x + g_j * g_grid;");
-        be_line(b, "if (g_lane == %d) {  /* the tile's aggregate */", NC - 1);
-        b->indent++;
-        be_line(b, "if (g_tile == 0) {");
-        b->indent++;
-        publish(c, 16, wt, W, "g_tile", 2, pw, false);
-        b->indent--;
-        be_line(b, "} else {");
-        b->indent++;
-        publish(c, 16, wt, W, "g_tile", 1, pw, false);
-        b->indent--;
-        be_line(b, "}");
-        be_line(b, "gpuc_ss_arrive(%s);  /* after the store: the look-back's prefix comes later */", ss_bar(c, "g_pubd", "g_s"));
-        b->indent--;
-        be_line(b, "}");
-        free(pw);
-    }
-    b->indent--;
-    be_line(b, "}");
+    ss_publisher(c, ops, nsc, wt, W, "g_wtot%d", 16, be_strf(&c->x, "gpuc_ss_arrive(%s);  /* after the store: the look-back's prefix comes later */", ss_bar(c, "g_pubd", "g_s")));
     b->indent--;
     /* the look-back warps */
     be_line(b, "} else if (g_warp <= %du) {", NC + SS_LOOKBACK);
