@@ -1,24 +1,15 @@
 #!/usr/bin/env bash
 # bench/try_variants.sh: bench cases of gpuc built other ways, against the
-# default (bench/gen/bin), for the misses of issue 16 on the H200 that the
-# eleventh round of docs/performance.md left (each figure there):
-#  - row softmax / LayerNorm at rows of 262144 (0.835 of the copy rate,
-#    target 0.90; the hand-written prototype with no exchange at all
-#    0.877-0.888): the long-row stream kernel (rows.c, "ROW STREAM") with
-#    other constants (backend/cuda/cuda_emit.h), each a gpuc of its own:
-#      s7 a seventh 32 KiB slot (224 KiB of ring, the most 227 KiB holds);
-#      l3 the post three chunks after the fold; s7l3 both; gw4 four
-#      gatherer warps; nc8 eight consumer warps (384 threads);
-#  - row softmax at rows of 256 (1.027x torch eager's time; torch runs a
-#    warp a row, 8 elements a thread, at full occupancy): the register-only
-#    kernel (NAME_regs, 8 vectors a lane in 80 registers, 3 blocks of 256 an
-#    SM) holding fewer (@items on the entry): i2 (52 registers, 4 blocks),
-#    i4 (64 registers);
-#  - the i64 scans and the recurrence (0.835-0.841 and 0.784, targets 0.90
-#    and 0.85; emit_scan's kernel): the streaming kernel for 16-byte
-#    look-back words, off by default, built in (wide: -DGPUC_SCAN_WIDE=1 on
-#    the generated code) and with four look-back warps (wlb4: a gpuc built
-#    with -DSS_LOOKBACK_WARPS=4, backend/cuda/scan.c).
+# default (bench/gen/bin), for the misses of issue 16 on the H200
+# (docs/performance.md, twelfth round, has what the last set measured: 7
+# slots and lag 3 for softmax's long-row ring, 6 and lag 3 for LayerNorm's,
+# now the defaults; 4 gatherers, 8 consumers, @items(2)/(4) slower; the wide
+# scan 2% faster for the recurrence at 2^28 only; 4 look-back warps hung):
+#  - old: the long-row stream kernel with the constants before (6 slots,
+#    lag 2), a comparison for rows of 262144;
+#  - wide: the streaming kernel for 16-byte look-back words, off by
+#    default, built in (-DGPUC_SCAN_WIDE=1 on the generated code), for the
+#    i64 scans and the recurrence.
 # A variant: NAME|gpuc's C flags (- none)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
 # PROGRAM:CASE:ARGS ... where ARGS is m=ROW_LENGTHS (at 2^28 elements) or
@@ -34,15 +25,8 @@
 set -u
 cd "$(dirname "$0")/.."
 VARIANTS=(
-  "s7|-DROW_STREAM_SLOTS=7|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
-  "l3|-DROW_STREAM_LAG=3|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
-  "s7l3|-DROW_STREAM_SLOTS=7 -DROW_STREAM_LAG=3|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
-  "gw4|-DROW_STREAM_GW=4|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
-  "nc8|-DROW_STREAM_NC=8|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
-  "i2|-|@items(2)|-|rows:row_softmax:m=256,1024,4096 rows_nn:layer_norm:m=256,1024,4096"
-  "i4|-|@items(4)|-|rows:row_softmax:m=256,1024,4096 rows_nn:layer_norm:m=256,1024,4096"
+  "old|-DROW_STREAM_SLOTS=6 -DROW_STREAM_LAG=2|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
   "wide|-|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
-  "wlb4|-DSS_LOOKBACK_WARPS=4|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
 )
 D=bench/bin/variants
 B=bench/gen/bin

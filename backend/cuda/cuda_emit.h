@@ -188,6 +188,12 @@ _Static_assert(ROW_STREAM_CHUNK % (ROW_STREAM_NC * 128) == 0, "whole 16-byte vec
 #define ROW_STREAM_MIN_ROW 65536  /* the launcher's shortest row for NAME_st */
 #define ROW_STREAM_THREADS ((ROW_STREAM_NC + ROW_STREAM_GW + 2) * 32)
 bool row_stream_ok(const IrKernel *k);
+/* ROW DEAD RESULTS: a row reduction's result o that nothing reads once its
+ * post or per-row map took it in (softmax's row max and sum, LayerNorm's
+ * mean and variance) is neither allocated nor stored.  H200, 2026-11-28
+ * (session 13): row softmax at rows of 256, 519-521 us against 524-530
+ * with the 8 bytes a row stored. */
+bool row_result_live(const IrStmt *s, int o);
 const char *row_stream_name(CuEmit *c, const IrKernel *k);
 int row_stream_slots(const IrKernel *k);
 int row_stream_static_shared(const IrKernel *k);

@@ -280,6 +280,8 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
         int r = s->kind == IR_S_FILTER ? -1 : into_result(c->e, v);
         if (v->rank && r >= 0) {
             be_line(b, "%s *%s = out%d; /* the caller's result array */", ct(v->elem), be_vname(v), r);
+        } else if (v->rank && !row_result_live(s, o)) {
+            be_line(b, "%s *%s = NULL; /* the row results nothing reads: not stored (rows.c, grep \"ROW DEAD RESULTS\") */", ct(v->elem), be_vname(v));
         } else if (v->rank) {
             dalloc(c, ct(v->elem), be_vname(v), s->kind == IR_S_FILTER ? be_vname(s->w[0]) : count_of(c, v));
         } else if (device_scalar_result(c, v) >= 0) {

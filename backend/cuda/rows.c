@@ -1417,8 +1417,8 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     int o = 0;
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++, o++) {
-            /* a result only the per-row map reads is not stored */
-            if (!s->per_row || s->outs[o]->nuses > 0) { be_line(b, "%s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
+            /* a result only the post or the per-row map reads is not stored */
+            if (row_result_live(s, o)) { be_line(b, "%s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
         }
     }
     if (early.n) { row_early_reads_late(c, &early); }
@@ -1495,6 +1495,10 @@ bool row_stream_ok(const IrKernel *k) {
     return s->post && k->vectorize && row_stash(k).on && !s->per_row && s->nins == 1 && s->ins[0]->rank == 2 &&
            s->post->nres == 1 && s->nouts == nred + 1 && s->outs[nred]->elem == s->ins[0]->elem && s->ins[0]->elem != IR_BOOL &&
            ir_scalar_size(s->ins[0]->elem) == 4 && k->vec * 4 == 16;
+}
+
+bool row_result_live(const IrStmt *s, int o) {
+    return !(s->kind == IR_S_SEGRED && (s->post || s->per_row) && o < ir_stmt_red_width(s)) || s->outs[o]->nuses > 0;
 }
 
 const char *row_stream_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_st", k->name); }
@@ -1769,7 +1773,9 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     }
     be_line(b, "if (g_ch %% g_ppr == 0) {  /* the row's first chunk stores the row's results */");
     for (int r = 0, o = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++, o++) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
+        for (int j = 0; j < s->reds[r].arity; j++, o++) {
+            if (row_result_live(s, o)) { be_line(b, "    %s[g_row] = %s;", be_vname(s->outs[o]), racc[r][j]); }
+        }
     }
     be_line(b, "}");
     be_line(b, "gpuc_st_arrive(&g_totready%d[g_s]);", id);
