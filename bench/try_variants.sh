@@ -4,12 +4,18 @@
 # (docs/performance.md, twelfth round, has what the last set measured: 7
 # slots and lag 3 for softmax's long-row ring, 6 and lag 3 for LayerNorm's,
 # now the defaults; 4 gatherers, 8 consumers, @items(2)/(4) slower; the wide
-# scan 2% faster for the recurrence at 2^28 only; 4 look-back warps hung):
+# scan 2% faster for the recurrence at 2^28 only; 4 look-back warps hung,
+# because the launcher launched 640 threads whatever the kernel's count,
+# fixed since, and --prepare now checks each variant's launches with
+# tests/codegen/Inputs/launch_threads.py):
 #  - old: the long-row stream kernel with the constants before (6 slots,
 #    lag 2), a comparison for rows of 262144;
 #  - wide: the streaming kernel for 16-byte look-back words, off by
 #    default, built in (-DGPUC_SCAN_WIDE=1 on the generated code), for the
-#    i64 scans and the recurrence.
+#    i64 scans and the recurrence;
+#  - wlb4: the same with four look-back warps (-DSS_LOOKBACK_WARPS=4 in
+#    gpuc's build: 704 threads; the wide kernel makes twice the look-backs
+#    a byte of the 4-byte one, tiles of 4096 8-byte items).
 # A variant: NAME|gpuc's C flags (- none)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
 # PROGRAM:CASE:ARGS ... where ARGS is m=ROW_LENGTHS (at 2^28 elements) or
@@ -27,6 +33,7 @@ cd "$(dirname "$0")/.."
 VARIANTS=(
   "old|-DROW_STREAM_SLOTS=6 -DROW_STREAM_LAG=2|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
   "wide|-|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
+  "wlb4|-DSS_LOOKBACK_WARPS=4|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
 )
 D=bench/bin/variants
 B=bench/gen/bin
@@ -53,6 +60,7 @@ if [ "${1:-}" = "--prepare" ]; then
         src=$D/$n/$p.gdsl
       fi
       $gpuc --emit=cuda $src -o $D/$n/$p.cu &&
+        python3 tests/codegen/Inputs/launch_threads.py $D/$n/$p.cu &&
         nvcc $FLAGS -DGPUC_CUDA_HOST $nflags -include $D/$n/$p.cu -o $D/$n/bench_$p bench/gpuc/bench_$p.cu -lcublas ||
         { echo "try_variants: bench_$p ($n) did not build" >&2; rc=1; }
       rm -f $D/$n/$p.cu $D/$n/$p.gdsl

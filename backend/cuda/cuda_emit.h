@@ -109,6 +109,7 @@ bool scan_stream_eligible(const IrKernel *k);
 bool scan_wide_eligible(const IrKernel *k);     /* SCAN BULK 3 WIDE: 16-byte look-back words (scan.c) */
 void scan_wide_host(CuEmit *c, IrKernel *k);
 const char *scan_stream_name(CuEmit *c, const IrKernel *k);
+int scan_stream_threads(void);  /* the threads of every scan stream kernel (SCAN BULK 3 and 3 WIDE) */
 const char *scan_bulk_words(CuEmit *c, const IrKernel *k, const char *n);
 void emit_filter(CuEmit *c, IrKernel *k);
 

@@ -74,7 +74,7 @@ static void stream_launch_open(CuEmit *c, IrKernel *k, KParams *p) {
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
     be_line(b, "if (g_stream) {");
     b->indent++;
-    launch_block(c, &stream, p, "g_grid", "1", "640", "g_shared");
+    launch_block(c, &stream, p, "g_grid", "1", be_strf(&c->x, "%d", scan_stream_threads()), "g_shared");
     b->indent--;
     be_line(b, "} else");
     be_printf(b, "#endif\n");

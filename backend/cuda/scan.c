@@ -1238,6 +1238,9 @@ bool scan_stream_eligible(const IrKernel *k) {
 /* The mode 3 kernel's name. */
 const char *scan_stream_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_stream", k->name); }
 
+/* Its threads: each warp's role follows from its index, the producer's last. */
+int scan_stream_threads(void) { return SS_THREADS; }
+
 /* The 32 bits u (an expression) as a value of the 4-byte type t, and back. */
 static char *ss_from_bits(CuEmit *c, IrScalar t, const char *u) {
     return t == IR_F32 ? be_strf(&c->x, "__uint_as_float(%s)", u) : be_strf(&c->x, "(%s)%s", ct(t), u);
