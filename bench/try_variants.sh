@@ -15,7 +15,11 @@
 #    i64 scans and the recurrence;
 #  - wlb4: the same with four look-back warps (-DSS_LOOKBACK_WARPS=4 in
 #    gpuc's build: 704 threads; the wide kernel makes twice the look-backs
-#    a byte of the 4-byte one, tiles of 4096 8-byte items).
+#    a byte of the 4-byte one, tiles of 4096 8-byte items);
+#  - w6k: the same with tiles of 6144 items (-DSW_TILE_ITEMS=6144: a third
+#    fewer look-backs a byte; 4 slots of 48 KiB; 8192 would leave 3, too
+#    few for the lag). Its code passed scan_stream_wide_emu.test's eight
+#    positive cases by hand (2026-11-28).
 # A variant: NAME|gpuc's C flags (- none)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
 # PROGRAM:CASE:ARGS ... where ARGS is m=ROW_LENGTHS (at 2^28 elements) or
@@ -34,6 +38,7 @@ VARIANTS=(
   "old|-DROW_STREAM_SLOTS=6 -DROW_STREAM_LAG=2|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
   "wide|-|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
   "wlb4|-DSS_LOOKBACK_WARPS=4|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
+  "w6k|-DSW_TILE_ITEMS=6144|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
 )
 D=bench/bin/variants
 B=bench/gen/bin

@@ -1360,10 +1360,10 @@ static void ss_lane_scan(CuEmit *c, IrOperator *op, IrScalar t) {
  * are in, their inclusive scan; lane NC - 1 publishes the tile's aggregate
  * in `word`-byte words (status 1; tile 0 its inclusive prefix, 2: 8-byte
  * words by an atomic maximum, 16-byte words by a store) and then runs
- * `then` (a line: the barrier it arrives on). */
-static void ss_publisher(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, const char *wtot, int word, const char *then) {
+ * `then` (a line: the barrier it arrives on); S: the ring's slots. */
+static void ss_publisher(CuEmit *c, int S, IrOperator *ops, int nsc, const IrScalar *wt, int W, const char *wtot, int word, const char *then) {
     BeBuf *b = c->b;
-    const int NC = SS_CONSUMERS, S = SS_SLOTS;
+    const int NC = SS_CONSUMERS;
     be_line(b, "for (int64_t g_j = 0; g_j < g_count; g_j++) {");
     b->indent++;
     be_line(b, "const int g_s = (int)(g_j %% %d);", S);
@@ -1538,7 +1538,7 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "} else if (g_warp == %du) {", NC);
     b->indent++;
     be_line(b, "/* the publisher: each tile's aggregate (status 1; tile 0 its inclusive prefix, 2) */");
-    ss_publisher(c, op, 1, &t, 1, "g_wtot", 8, be_strf(&c->x, "gpuc_ss_arrive(%s);  /* the warp has read the totals: the slot may be reloaded */", ss_bar(c, "g_done", "g_s")));
+    ss_publisher(c, S, op, 1, &t, 1, "g_wtot", 8, be_strf(&c->x, "gpuc_ss_arrive(%s);  /* the warp has read the totals: the slot may be reloaded */", ss_bar(c, "g_done", "g_s")));
     b->indent--;
     /* the look-back warps */
     be_line(b, "} else if (g_warp <= %du) {", NC + SS_LOOKBACK);
@@ -1760,15 +1760,20 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  * size: off by default (scan_wide_macros, GPUC_SCAN_WIDE). Not tried: more
  * look-back warps or bigger tiles (4096 items a tile make twice the
  * look-backs a byte of SCAN BULK 3's 8192). */
+#ifndef SW_TILE_ITEMS  /* -DSW_TILE_ITEMS=6144 when building gpuc: a comparison (bench/try_variants.sh; 8192 leaves 3 slots, too few for the lag) */
+#define SW_TILE_ITEMS 4096
+#endif
 enum {
-    SW_ITEMS = 4096,                      /* a tile: 8 bytes an item, 32 KiB */
+    SW_ITEMS = SW_TILE_ITEMS,             /* a tile: 8 bytes an item, 32 KiB */
     SW_PART = SW_ITEMS / SS_CONSUMERS,    /* a consumer warp's items */
     SW_SLOT = SW_ITEMS * 8,               /* bytes a slot */
+    SW_SLOTS = SS_RING / SW_SLOT,         /* slots in SCAN BULK 3's ring: 6 (4 with tiles of 6144) */
     SW_STATIC = 4096,                     /* static shared memory, at most: barriers, totals and offsets */
 };
-_Static_assert(SW_SLOT * SS_SLOTS == SS_RING, "the ring of SCAN BULK 3");
+_Static_assert(SW_SLOT * SW_SLOTS == SS_RING, "the ring of SCAN BULK 3, whole slots");
+_Static_assert(SS_LAG + SS_PENDING < SW_SLOTS, "slots for the lag, the pending stores and the loads in flight");
 _Static_assert(SW_PART % 128 == 0, "whole 16-byte vectors a lane, 2 or 4 items each");
-_Static_assert(4 * 8 * SS_SLOTS + 2 * 8 * SS_SLOTS * SS_CONSUMERS <= SW_STATIC, "the static shared memory");
+_Static_assert(4 * 8 * SW_SLOTS + 2 * 8 * SW_SLOTS * SS_CONSUMERS <= SW_STATIC, "the static shared memory");
 
 /* The input array that component j of the scan of s copies (its map result
  * is a parameter), else NULL. */
@@ -1870,7 +1875,7 @@ static void sw_load(CuEmit *c, int W, const IrScalar *wt, char **in, const int *
     be_line(b, "{");
     b->indent++;
     be_line(b, "const int64_t g_lbase = (blockIdx.x + (%s) * g_grid) * %d;", j, SW_ITEMS);
-    be_line(b, "const int g_ls = (int)((%s) %% %d);", j, SS_SLOTS);
+    be_line(b, "const int g_ls = (int)((%s) %% %d);", j, SW_SLOTS);
     be_line(b, "const unsigned g_lslot = g_ring32 + (unsigned)g_ls * %du;", SW_SLOT);
     be_line(b, "if (g_bulk_ok && g_lbase + %d <= %s) {", SW_ITEMS, n);
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
@@ -1909,7 +1914,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     int W;
     IrScalar *wt = scan_types(s, &W);
     const int nout = s->post ? s->post->nres : W;
-    const int NC = SS_CONSUMERS, S = SS_SLOTS;
+    const int NC = SS_CONSUMERS, S = SW_SLOTS;
     const int V = 16 / ir_scalar_size(wt[0]);  /* items a lane a step: 4 (two 4-byte inputs) or 2 (one 8-byte input) */
     const int NV = SW_PART / (32 * V);
     const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
@@ -2089,7 +2094,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "} else if (g_warp == %du) {", NC);
     b->indent++;
     be_line(b, "/* the publisher: each tile's aggregate (status 1; tile 0 its inclusive prefix, 2), then pubd */");
-    ss_publisher(c, ops, nsc, wt, W, "g_wtot%d", 16, be_strf(&c->x, "gpuc_ss_arrive(%s);  /* after the store: the look-back's prefix comes later */", ss_bar(c, "g_pubd", "g_s")));
+    ss_publisher(c, S, ops, nsc, wt, W, "g_wtot%d", 16, be_strf(&c->x, "gpuc_ss_arrive(%s);  /* after the store: the look-back's prefix comes later */", ss_bar(c, "g_pubd", "g_s")));
     b->indent--;
     /* the look-back warps */
     be_line(b, "} else if (g_warp <= %du) {", NC + SS_LOOKBACK);
