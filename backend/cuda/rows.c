@@ -1497,6 +1497,8 @@ bool row_stream_ok(const IrKernel *k) {
            ir_scalar_size(s->ins[0]->elem) == 4 && k->vec * 4 == 16;
 }
 
+/* Whether result o of s is stored (cuda_emit.h, ROW DEAD RESULTS): every
+ * result but a row reduction's that only its post or per-row map reads. */
 bool row_result_live(const IrStmt *s, int o) {
     return !(s->kind == IR_S_SEGRED && (s->post || s->per_row) && o < ir_stmt_red_width(s)) || s->outs[o]->nuses > 0;
 }

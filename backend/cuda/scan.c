@@ -1764,7 +1764,7 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
 #define SW_TILE_ITEMS 4096
 #endif
 enum {
-    SW_ITEMS = SW_TILE_ITEMS,             /* a tile: 8 bytes an item, 32 KiB */
+    SW_ITEMS = SW_TILE_ITEMS,             /* a tile: 8 bytes an item (4096: 32 KiB) */
     SW_PART = SW_ITEMS / SS_CONSUMERS,    /* a consumer warp's items */
     SW_SLOT = SW_ITEMS * 8,               /* bytes a slot */
     SW_SLOTS = SS_RING / SW_SLOT,         /* slots in SCAN BULK 3's ring: 6 (4 with tiles of 6144) */
