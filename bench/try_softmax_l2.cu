@@ -1,0 +1,292 @@
+/* try_softmax_l2.cu: row softmax at rows of 262144 through L2 instead of a
+ * shared-memory ring (issue 16: the long-row target 0.90 of the copy rate,
+ * not met on the H200). A prototype, not gpuc's code; not yet run on a GPU.
+ *
+ * gpuc's long-row kernel (backend/cuda/rows.c, NAME_st) and the prototype
+ * it came from (bench/try_softmax_stream.cu) move every chunk with bulk
+ * copies through a ring in shared memory, one 640-thread block an SM. On
+ * the H200 even that prototype with no exchange at all reached only
+ * 0.877-0.888 of the copy rate (docs/performance.md, eleventh round),
+ * while plain vector loads and stores at full occupancy reach the copy
+ * rate (saxpy 1.02). So this kernel keeps the stream's order and exchange
+ * but not its ring: a persistent grid at full occupancy takes chunk
+ * b, b + G, b + 2G, ... (b its block, G the grid); at step j a block
+ *   1. loads chunk j's CH floats with 16-byte loads, folds them into
+ *      (max, sum of exp), stores the pair and counts it on the row's counter
+ *      (a release reduction), and
+ *   2. takes chunk j - L again: waits (acquire) until the row's counter is
+ *      the row's chunk count, combines the row's pairs, reloads the chunk
+ *      (it was read L steps ago, so it should still be in L2: L x G x CH x 4
+ *      bytes, 17 MiB for L 2, G 264, CH 8192, of the H200's 50 MB) and
+ *      writes exp(x - max) / sum with streaming stores.
+ * DRAM sees each element read once and written once if the reloads hit L2;
+ * L2 sees the reads twice. Deadlock-free when the whole grid is resident
+ * and a row spans at most L steps of it (as NAME_st; the host checks both).
+ * Variants: threads a block, chunk size, lag, and an L2 evict_last policy
+ * on the first loads (HINT 1) so the reloads find them. Every result is
+ * compared with a double-precision host softmax of every row (random data
+ * in [-8, 8), output poisoned with NaN first); times are medians of 20
+ * calls with an event pair each (the counters' memset inside), after 3
+ * warm-ups; the copy rate (cudaMemcpy device to device, 1 GiB read and
+ * written) in the same process, before and after.
+ * Build: nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fopenmp -o bench/bin/try_softmax_l2 bench/try_softmax_l2.cu
+ * Run:   bench/bin/try_softmax_l2 [ROW_LENGTH ...]   (default 262144 32768) */
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(2); } } while (0)
+
+/* (max, sum of exp(x - max)) pairs and their combination */
+struct MS { float m, s; };
+static __device__ __forceinline__ MS ms_comb(MS a, MS b) {
+    const float m = fmaxf(a.m, b.m);
+    if (m == -INFINITY) return {m, 0.f};
+    return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+}
+static __device__ __forceinline__ MS ms_warp(MS v) {
+    for (int o = 16; o; o >>= 1) v = ms_comb(v, {__shfl_xor_sync(~0u, v.m, o), __shfl_xor_sync(~0u, v.s, o)});
+    return v;
+}
+/* the block's combination of every thread's pair, in every thread */
+template <int T>
+static __device__ __forceinline__ MS ms_block(MS v, MS *sh) {
+    v = ms_warp(v);
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = (threadIdx.x & 31) < T / 32 ? sh[threadIdx.x & 31] : MS{-INFINITY, 0.f};
+    v = ms_warp(v);
+    __syncthreads();  /* sh is rewritten by the next call */
+    return v;
+}
+
+static __device__ __forceinline__ void count_release(unsigned *p) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(p) : "memory");
+}
+static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+/* a 16-byte load, with an L2 evict_last policy when HINT (kept for the reload) */
+template <int HINT>
+static __device__ __forceinline__ float4 ld_first(const float4 *p, unsigned long long policy) {
+    if (!HINT) return __ldg(p);
+    float4 v;
+    asm volatile("ld.global.nc.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "l"(policy));
+    return v;
+}
+
+template <int T, int CH, int L, int HINT>
+__global__ void __launch_bounds__(T) softmax_l2(const float *__restrict__ x, float *__restrict__ y, long long nchunks,
+                                                int ppr, MS *__restrict__ part, unsigned *__restrict__ cnt) {
+    static_assert(CH % (4 * T) == 0, "whole 16-byte vectors a thread");
+    constexpr int V = CH / (4 * T);  /* vectors a thread a chunk */
+    __shared__ MS sh[32];
+    __shared__ MS tot;
+    unsigned long long policy = 0;
+    if (HINT) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    const long long G = gridDim.x;
+    const long long count = nchunks > blockIdx.x ? (nchunks - blockIdx.x + G - 1) / G : 0;
+    for (long long j = 0; j < count + L; j++) {
+        if (j < count) {  /* 1. fold chunk j, publish its pair */
+            const long long c = blockIdx.x + j * G;
+            const float4 *p = (const float4 *)(x + c * CH) + threadIdx.x;
+            float4 q[V];
+#pragma unroll
+            for (int v = 0; v < V; v++) q[v] = ld_first<HINT>(p + v * T, policy);
+            float m = -INFINITY;
+#pragma unroll
+            for (int v = 0; v < V; v++) m = fmaxf(m, fmaxf(fmaxf(q[v].x, q[v].y), fmaxf(q[v].z, q[v].w)));
+            float s = 0.f;
+#pragma unroll
+            for (int v = 0; v < V; v++) s += __expf(q[v].x - m) + __expf(q[v].y - m) + __expf(q[v].z - m) + __expf(q[v].w - m);
+            const MS b = ms_block<T>({m, s}, sh);
+            if (threadIdx.x == 0) {
+                __stcg((float2 *)&part[c], make_float2(b.m, b.s));
+                count_release(&cnt[c / ppr]);
+            }
+        }
+        if (j >= L) {  /* 2. chunk j - L: the row's totals, the chunk again, normalized */
+            const long long k = blockIdx.x + (j - L) * G;
+            const long long row = k / ppr;
+            if (threadIdx.x == 0) {
+                while (ld_acquire(&cnt[row]) < (unsigned)ppr) __nanosleep(64);
+            }
+            __syncthreads();
+            MS r = {-INFINITY, 0.f};
+            for (int i = threadIdx.x; i < ppr; i += T) {
+                const float2 w = __ldcg((const float2 *)&part[row * ppr + i]);
+                r = ms_comb(r, {w.x, w.y});
+            }
+            r = ms_block<T>(r, sh);
+            if (threadIdx.x == 0) tot = r;
+            __syncthreads();
+            const float mx = tot.m, inv = 1.f / tot.s;
+            const float4 *p = (const float4 *)(x + k * CH) + threadIdx.x;
+            float4 *o = (float4 *)(y + k * CH) + threadIdx.x;
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                float4 a = __ldcs(p + v * T);
+                a.x = __expf(a.x - mx) * inv;
+                a.y = __expf(a.y - mx) * inv;
+                a.z = __expf(a.z - mx) * inv;
+                a.w = __expf(a.w - mx) * inv;
+                __stcs(o + v * T, a);
+            }
+        }
+    }
+}
+
+/* median time of 20 launches (after 3), counters zeroed in each; *grid_out
+ * the persistent grid (0: the variant does not fit this row length) */
+template <int T, int CH, int L, int HINT>
+static float run(const float *x, float *y, long long n, int len, MS *part, unsigned *cnt, int nsm, int *grid_out) {
+    auto k = softmax_l2<T, CH, L, HINT>;
+    int fit = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, T, 0));
+    const long long grid = (long long)fit * nsm, nchunks = n / CH, rows = n / len;
+    const int ppr = len / CH;
+    *grid_out = 0;
+    if (len % CH || grid < 1 || ppr > L * grid) return 0.f;  /* whole chunks a row; a row within L steps */
+    *grid_out = (int)grid;
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> ts;
+    for (int i = 0; i < 23; i++) {
+        CK(cudaEventRecord(a));
+        CK(cudaMemsetAsync(cnt, 0, rows * sizeof(unsigned)));
+        k<<<(unsigned)grid, T>>>(x, y, nchunks, ppr, part, cnt);
+        CK(cudaGetLastError());
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 3) ts.push_back(ms * 1000.f);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+}
+
+/* max relative error of y against a double softmax of x, every row (rows in
+ * parallel; a NaN anywhere makes the result NaN) */
+static double check(const std::vector<float> &hx, const std::vector<float> &hy, int rows, int len) {
+    std::vector<double> errs(rows);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int r = 0; r < rows; r++) {
+        const float *xr = &hx[(size_t)r * len];
+        const float *yr = &hy[(size_t)r * len];
+        double m = -INFINITY, s = 0, worst = 0;
+        for (int i = 0; i < len; i++) m = std::max(m, (double)xr[i]);
+        for (int i = 0; i < len; i++) s += std::exp(xr[i] - m);
+        for (int i = 0; i < len; i++) {
+            const double ref = std::exp(xr[i] - m) / s;
+            const double e = std::fabs(yr[i] - ref) / (ref + 1e-30);
+            if (!(e <= worst)) worst = e;
+        }
+        errs[r] = worst;
+    }
+    double worst = 0;
+    for (double e : errs) if (!(e <= worst)) worst = e;
+    return worst;
+}
+
+int main(int argc, char **argv) {
+    std::vector<int> lens;
+    for (int i = 1; i < argc; i++) {
+        char *end = nullptr;
+        const long v = strtol(argv[i], &end, 10);
+        if (!*argv[i] || *end || v < 4096 || ((1l << 28) % v)) {
+            fprintf(stderr, "try_softmax_l2: '%s' is not a row length (a power of two from 4096 to 2^28)\n", argv[i]);
+            return 2;
+        }
+        lens.push_back((int)v);
+    }
+    if (lens.empty()) lens = {262144, 32768};
+    const long long n = 1ll << 28;
+    int dev = 0, nsm = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, dev));
+    float *x, *y;
+    CK(cudaMalloc(&x, n * 4));
+    CK(cudaMalloc(&y, n * 4));
+    MS *part;
+    unsigned *cnt;
+    CK(cudaMalloc(&part, (n / 1024) * sizeof(MS)));  /* chunks of 1024 floats or more */
+    CK(cudaMalloc(&cnt, (n / 4096) * sizeof(unsigned)));  /* rows of 4096 or more */
+    std::vector<float> hx(n), hy(n);
+    uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(nullptr);
+    for (long long i = 0; i < n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        hx[i] = (float)((st >> 40) * (1.0 / (1ull << 24)) * 16.0 - 8.0);
+    }
+    CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
+    auto copy_rate = [&]() {
+        cudaEvent_t a, b;
+        CK(cudaEventCreate(&a));
+        CK(cudaEventCreate(&b));
+        std::vector<float> ts;
+        for (int i = 0; i < 23; i++) {
+            CK(cudaEventRecord(a));
+            CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice));
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, a, b));
+            if (i >= 3) ts.push_back(ms * 1000.f);
+        }
+        CK(cudaEventDestroy(a));
+        CK(cudaEventDestroy(b));
+        std::sort(ts.begin(), ts.end());
+        return 2.0 * n * 4 / ts[ts.size() / 2] / 1e3;
+    };
+    const double gbs0 = copy_rate();
+    printf("device %s, %d SMs; copy rate %.1f GB/s\n", prop.name, nsm, gbs0);
+    printf("| rows x length | variant | grid | us | of copy rate | max rel err |\n|---|---|---|---|---|---|\n");
+    int bad = 0;
+    for (int len : lens) {
+        const int rows = (int)(n / len);
+        auto one = [&](const char *name, auto fn) {
+            CK(cudaMemset(y, 0xff, n * 4));  /* NaN: a chunk not written fails */
+            int grid = 0;
+            const float us = fn(&grid);
+            if (grid == 0) {
+                printf("| %d x %d | %s | - | not run: the row is not whole chunks or spans more than the lag | - | - |\n", rows, len, name);
+                return;
+            }
+            CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+            const double err = check(hx, hy, rows, len);
+            const bool ok = err < 1e-4;
+            bad += !ok;
+            printf("| %d x %d | %s | %d | %.1f | %.3f | %.2e%s |\n", rows, len, name, grid, us, 2.0 * n * 4 / us / 1e3 / gbs0, err,
+                   ok ? "" : " WRONG");
+            fflush(stdout);
+        };
+#define V(T, CH, L, H) one(#T " threads, " #CH " floats, lag " #L ", hint " #H, [&](int *g) { \
+            return run<T, CH, L, H>(x, y, n, len, part, cnt, nsm, g); })
+        V(512, 8192, 2, 0);
+        V(512, 8192, 2, 1);
+        V(512, 8192, 1, 1);
+        V(512, 8192, 4, 1);
+        V(256, 4096, 2, 1);
+        V(1024, 8192, 2, 1);
+        V(512, 16384, 2, 1);
+        V(512, 8192, 2, 0);  /* the first again: drift */
+#undef V
+    }
+    printf("copy rate after: %.1f GB/s\n", copy_rate());
+    return bad ? 1 : 0;
+}
