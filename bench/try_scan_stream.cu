@@ -32,17 +32,7 @@
  * in the same process.
  * Build: nvcc -O3 -std=c++17 -arch=sm_90 -o bench/bin/try_scan_stream bench/try_scan_stream.cu
  * Run:   bench/bin/try_scan_stream */
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <vector>
-
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(2); } } while (0)
+#include "try_common.cuh"
 
 static __device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 static __device__ __forceinline__ void bar_init(uint64_t *bar, unsigned n) {
@@ -424,25 +414,10 @@ static float run_dyn(const int *x, int *y, long long n, unsigned long long *word
     const int grid = per_sm * nsm * grid_scale;   /* grid_scale 2: half the grid cannot start at first */
     *grid_out = grid;
     const long long ntiles = n / CH;
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ts;
-    for (int i = 0; i < 23; i++) {
-        CK(cudaEventRecord(a));
+    return median_us([&] {
         CK(cudaMemsetAsync(words, 0, (ntiles + 1) * sizeof(unsigned long long)));
         kern<<<grid, T, smem>>>(x, y, ntiles, words);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) ts.push_back(ms * 1000.f);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
+    });
 }
 
 template <int NC, int GW, int CH, int S, int L, int D, int HINT>
@@ -457,25 +432,10 @@ static float run(const int *x, int *y, long long n, unsigned long long *words, i
     const int grid = per_sm * nsm;
     *grid_out = grid;
     const long long ntiles = n / CH;
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ts;
-    for (int i = 0; i < 23; i++) {
-        CK(cudaEventRecord(a));
+    return median_us([&] {
         CK(cudaMemsetAsync(words, 0, ntiles * sizeof(unsigned long long)));
         kern<<<grid, T, smem>>>(x, y, ntiles, words);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) ts.push_back(ms * 1000.f);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
+    });
 }
 
 int main() {
@@ -499,24 +459,7 @@ int main() {
     unsigned acc = 0;
     for (long long i = 0; i < n; i++) { acc += (unsigned)hx[i]; ref[i] = (int)acc; }
     CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
-    auto copy_rate = [&]() {
-        cudaEvent_t a, b;
-        CK(cudaEventCreate(&a));
-        CK(cudaEventCreate(&b));
-        std::vector<float> ts;
-        for (int i = 0; i < 23; i++) {
-            CK(cudaEventRecord(a));
-            CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice));
-            CK(cudaEventRecord(b));
-            CK(cudaEventSynchronize(b));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, a, b));
-            if (i >= 3) ts.push_back(ms * 1000.f);
-        }
-        std::sort(ts.begin(), ts.end());
-        return 2.0 * n * 4 / ts[ts.size() / 2] / 1e3;
-    };
-    const double gbs0 = copy_rate();
+    const double gbs0 = copy_rate(y, x, n * 4);
     printf("device %s, %d SMs; copy rate %.1f GB/s\n", prop.name, nsm, gbs0);
     printf("| inclusive scan, i32, 2^28 | blocks | us | of copy rate | check |\n|---|---|---|---|---|\n");
     int bad = 0;
@@ -546,6 +489,6 @@ int main() {
     one("dynamic tiles, a grid of twice the resident blocks", [&](int *g) { return run_dyn<16, 2, 8192, 6, 2, 1>(x, y, n, words, nsm, 2, g); });
     W(16, 2, 8192, 6, 2, 1, 0);   /* the first again: drift */
 #undef W
-    printf("copy rate after: %.1f GB/s\n", copy_rate());
+    printf("copy rate after: %.1f GB/s\n", copy_rate(y, x, n * 4));
     return bad ? 1 : 0;
 }

@@ -30,18 +30,7 @@
  * (cudaMemcpy device to device, 1 GiB read + written) in the same process.
  * Build: nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fopenmp -o bench/bin/try_softmax_stream bench/try_softmax_stream.cu
  * Run:   bench/bin/try_softmax_stream [ROW_LENGTH ...]   (default 262144 32768) */
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <vector>
-
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(2); } } while (0)
+#include "try_common.cuh"
 
 static __device__ __forceinline__ unsigned smem_addr(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
@@ -363,25 +352,10 @@ static float run_variant(const float *x, float *y, int rows, int len, MS *part, 
     *grid_out = grid;
     const int ppr = len / CH;
     const long long nchunks = (long long)rows * ppr;
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ts;
-    for (int i = 0; i < 23; i++) {
-        CK(cudaEventRecord(a));
+    return median_us([&] {
         CK(cudaMemsetAsync(cnt, 0, rows * sizeof(unsigned)));
         kern<<<grid, T, smem>>>(x, y, nchunks, ppr, part, cnt);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) ts.push_back(ms * 1000.f);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
+    });
 }
 
 
@@ -398,48 +372,10 @@ static float run_ws(const float *x, float *y, int rows, int len, unsigned long l
     *grid_out = grid;
     const int ppr = len / CH;
     const long long nchunks = (long long)rows * ppr;
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ts;
-    for (int i = 0; i < 23; i++) {
-        CK(cudaEventRecord(a));
+    return median_us([&] {
         CK(cudaMemsetAsync(pw, 0xff, nchunks * sizeof(unsigned long long)));
         kern<<<grid, T, smem>>>(x, y, nchunks, ppr, pw);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) ts.push_back(ms * 1000.f);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
-}
-
-/* max relative error of y against a double softmax of x, every row (rows in
- * parallel; a NaN anywhere makes the result NaN) */
-static double check(const std::vector<float> &hx, const std::vector<float> &hy, int rows, int len) {
-    std::vector<double> errs(rows);
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int r = 0; r < rows; r++) {
-        const float *xr = &hx[(size_t)r * len];
-        const float *yr = &hy[(size_t)r * len];
-        double m = -INFINITY, s = 0, worst = 0;
-        for (int i = 0; i < len; i++) m = std::max(m, (double)xr[i]);
-        for (int i = 0; i < len; i++) s += std::exp(xr[i] - m);
-        for (int i = 0; i < len; i++) {
-            const double ref = std::exp(xr[i] - m) / s;
-            const double e = std::fabs(yr[i] - ref) / (ref + 1e-30);
-            if (!(e <= worst)) worst = e;
-        }
-        errs[r] = worst;
-    }
-    double worst = 0;
-    for (double e : errs) if (!(e <= worst)) worst = e;
-    return worst;
+    });
 }
 
 int main(int argc, char **argv) {
@@ -461,32 +397,11 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&cnt, (n / 256) * sizeof(unsigned)));
     unsigned long long *pw;
     CK(cudaMalloc(&pw, (n / 2048) * sizeof(unsigned long long)));
-    std::vector<float> hx(n), hy(n);
-    uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(nullptr);
-    for (long long i = 0; i < n; i++) {
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        hx[i] = (float)((st >> 40) * (1.0 / (1ull << 24)) * 16.0 - 8.0);
-    }
+    const std::vector<float> hx = softmax_input(n);
+    std::vector<float> hy(n);
     CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
     /* the copy rate: 1 GiB device to device */
-    auto copy_rate = [&]() {
-        cudaEvent_t a, b;
-        CK(cudaEventCreate(&a));
-        CK(cudaEventCreate(&b));
-        std::vector<float> ts;
-        for (int i = 0; i < 23; i++) {
-            CK(cudaEventRecord(a));
-            CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice));
-            CK(cudaEventRecord(b));
-            CK(cudaEventSynchronize(b));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, a, b));
-            if (i >= 3) ts.push_back(ms * 1000.f);
-        }
-        std::sort(ts.begin(), ts.end());
-        return 2.0 * n * 4 / ts[ts.size() / 2] / 1e3;
-    };
-    const double gbs0 = copy_rate();
+    const double gbs0 = copy_rate(y, x, n * 4);
     printf("device %s, %d SMs; copy rate %.1f GB/s\n", prop.name, nsm, gbs0);
     printf("| rows x length | variant | blocks | us | of copy rate | max rel err |\n|---|---|---|---|---|---|\n");
     int bad = 0;
@@ -497,7 +412,7 @@ int main(int argc, char **argv) {
             int grid = 0;
             const float us = fn(&grid);
             CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
-            const double err = check(hx, hy, rows, len);
+            const double err = softmax_check(hx, hy, rows, len);
             const bool ok = err < 1e-4;
             bad += !ok;
             printf("| %d x %d | %s | %d | %.1f | %.3f | %.2e%s |\n", rows, len, name, grid, us,
@@ -528,6 +443,6 @@ int main(int argc, char **argv) {
 #undef W
 #undef V
     }
-    printf("copy rate after: %.1f GB/s\n", copy_rate());
+    printf("copy rate after: %.1f GB/s\n", copy_rate(y, x, n * 4));
     return bad ? 1 : 0;
 }
