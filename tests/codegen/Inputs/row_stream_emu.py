@@ -15,14 +15,11 @@ order, barrier counts and phases, the ring's turns and the chunk order
 across blocks (the rows' counters and partials in shared memory between
 processes), not the GPU's memory model."""
 import re, sys
+from emu_kernel import kernel
 src = open(sys.argv[1]).read()
 name = sys.argv[2]
 k = name + '_k0_rowred_st'
-i = src.index('\n' + k + '(')
-j = src.index('\n}\n', i)
-body = src[i + 1:j + 3]
-threads = int(re.findall(r'__launch_bounds__\((\d+)', src[:i])[-1])
-body = '\n'.join(l for l in body.split('\n') if 'fence.mbarrier_init' not in l)
+body, threads = kernel(src, k)
 if '--wrong-slot' in sys.argv:
     body = re.sub(r'= (g_tot\d+_\d+_\d+)\[g_s\];', r'= \1[0];', body)
 body = re.sub(r'extern __shared__ __align__\(128\) gpuc_v16_f32 gpuc_stash\[\];[^\n]*',

@@ -8,17 +8,13 @@ depends on the prefix carried into its tile and part (a = -3, or a in
 0.999 .. 1.0); --no-broadcast: a deliberate bug (lane 0's prefix not
 broadcast before the parts' offsets), which must show."""
 import re, sys
+from emu_kernel import kernel
 src = open(sys.argv[1]).read()
 name = sys.argv[2]
 sens = '--sensitive' in sys.argv
 mutate = '--no-broadcast' in sys.argv
 k = name + '_k0_scan_stream'
-i = src.index('\n' + k + '(')
-j = src.index('\n}\n', i)
-body = src[i + 1:j + 3]
-# the block's threads: the kernel's __launch_bounds__ (640 with gpuc's defaults)
-threads = int(re.findall(r'__launch_bounds__\((\d+)', src[:i])[-1])
-body = '\n'.join(l for l in body.split('\n') if 'fence.mbarrier_init' not in l)
+body, threads = kernel(src, k)  # threads: the kernel's __launch_bounds__ (640 with gpuc's defaults)
 if mutate:
     body = re.sub(r'(g_ex0_\d+) = __shfl_sync\(0xffffffffu, g_ex0_\d+, 0\);', r'\1 = \1;', body)
 body = body.replace('extern __shared__ __align__(128) unsigned char g_ring[];', 'unsigned char *const g_ring = emu_ring;')
