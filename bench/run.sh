@@ -2,7 +2,7 @@
 # bench/run.sh: the one command of gpuc's benchmark suite, run on the GPU machine.
 #
 #   bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu]
-#                [--sizes 10,12,...,28] [--small-passes N] [--results DIR]
+#                [--sizes 10,12,...,28] [--small-passes N] [--rechecks N] [--results DIR]
 #   bench/run.sh --prepare      on the build machine: build every binary ahead (below)
 #
 # Before it, on the build machine (no GPU needed): scripts/build.sh build,
@@ -33,6 +33,10 @@
 #   small    the scans and reductions at the sizes up to 2^20, and CUB's, in
 #            N - 1 more passes (--small-passes N, default 3): the target there
 #            is within 1.2x CUB's time in every pass (records tagged "pass");
+#   recheck  the near verdicts again, in turn, --rechecks N more times
+#            (default 2): every case within 2% of CUB's time and every path
+#            within 1% of the 1.03x slack (bench/recheck.sh; report.py takes
+#            each rechecked time as the median of its processes' medians);
 #   compile  torch.compile of the other cases (after everything the targets need);
 #   report   bench/report.py: table.md, results.json (the parts' times included);
 #   ncu      with --ncu: one launch of the kernels of the largest misses.
@@ -54,11 +58,12 @@ NCU=0
 BIG=0
 PREPARE=0
 SMALL_PASSES=3
+RECHECKS=2
 RES=""
 BUDGET=""
 RESERVE=25 # seconds kept for the report and the table
 usage() {
-  echo "usage: bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu] [--sizes LIST] [--small-passes N] [--results DIR]" >&2
+  echo "usage: bench/run.sh [--budget SECONDS] [--peers-only] [--no-compile] [--no-paths] [--big] [--ncu] [--sizes LIST] [--small-passes N] [--rechecks N] [--results DIR]" >&2
   echo "       bench/run.sh --prepare" >&2
   exit 2
 }
@@ -73,6 +78,7 @@ while [ $# -gt 0 ]; do
     --budget) [ $# -ge 2 ] || usage; BUDGET=$2; shift ;;
     --sizes) [ $# -ge 2 ] || usage; SIZES=$2; shift ;;
     --small-passes) [ $# -ge 2 ] || usage; SMALL_PASSES=$2; shift ;;
+    --rechecks) [ $# -ge 2 ] || usage; RECHECKS=$2; shift ;;
     --results) [ $# -ge 2 ] || usage; RES=$2; shift ;;
     *) usage ;;
   esac
@@ -80,6 +86,9 @@ while [ $# -gt 0 ]; do
 done
 case "$SMALL_PASSES" in
   "" | *[!0-9]*) echo "bench/run.sh: --small-passes: expected a count, found '$SMALL_PASSES'" >&2; exit 2 ;;
+esac
+case "$RECHECKS" in
+  "" | *[!0-9]*) echo "bench/run.sh: --rechecks: expected a count, found '$RECHECKS'" >&2; exit 2 ;;
 esac
 case "$BUDGET" in
   "") if [ -n "${OUT:-}" ] && [ $PREPARE = 0 ]; then BUDGET=560; else BUDGET=0; fi ;;
@@ -243,8 +252,9 @@ if [ $PEERS_ONLY = 0 ]; then
   fi
   est_compile=$([ $COMPILE = 1 ] && echo 60 || echo 0)
   est_small=$(((SMALL_PASSES - 1) * 40)) # H100: CUB, scan and reduce at 2^10..2^20 took 36 s
-  est=$((10 + n_header * 5 + n_lib * 7 / 2 + 75 + n_exe * 3 + est_small + est_compile + 10))
-  say "estimate: cub 10 + header $n_header x 5 + lib $n_lib x 3.5 + peers 75 + exe $n_exe x 3 + small $est_small + compile $est_compile + report 10 = $est s more (budget ${BUDGET} s, $(($(date +%s) - T0)) s gone)"
+  est_recheck=$((RECHECKS * 35)) # H200, 2026-11-28: 4 CUB cases, a driver and 3 paths a round, 3-5 s each
+  est=$((10 + n_header * 5 + n_lib * 7 / 2 + 75 + n_exe * 3 + est_recheck + est_small + est_compile + 10))
+  say "estimate: cub 10 + header $n_header x 5 + lib $n_lib x 3.5 + peers 75 + exe $n_exe x 3 + recheck $est_recheck + small $est_small + compile $est_compile + report 10 = $est s more (budget ${BUDGET} s, $(($(date +%s) - T0)) s gone)"
 fi
 
 # ---- CUB harness: the copy rate every ratio is of, first ----
@@ -348,6 +358,18 @@ if [ $PEERS_ONLY = 0 ] && [ "$SMALL_PASSES" -gt 1 ] && [ -n "$SMALL" ] && part_b
   done
   rm -f "$RES/small.tmp"
   part_end "$n_runs runs, $n_bad failed"
+fi
+
+# ---- the near verdicts again, in turn (bench/recheck.sh) ----
+if [ $PEERS_ONLY = 0 ] && [ "$RECHECKS" -gt 0 ] && part_begin recheck 20; then
+  hdrs=()
+  for p in "${PROGS[@]}"; do hdrs+=("$p=$(binary "$p")/bench_$p"); done
+  dl=0
+  [ "$BUDGET" != 0 ] && dl=$((T0 + BUDGET - RESERVE - 10)) # a run takes 2-6 s
+  got=$(timeout "$(cap 200)" bash bench/recheck.sh --res "$RES" --cub "$BIN_CUB" --paths "$PBIN" --top "$TOP" \
+    --rounds "$RECHECKS" --deadline "$dl" "${hdrs[@]}" 2>>"$LOG")
+  rc=$?
+  part_end "$([ $rc = 0 ] && echo "${got:-?}" || echo "exit $rc$([ $rc = 124 ] && echo ': cut, out of time')")"
 fi
 
 # ---- torch.compile of the cases no target compares with ----

@@ -1,25 +1,18 @@
 #!/usr/bin/env bash
 # bench/try_variants.sh: bench cases of gpuc built other ways, against the
 # default (bench/gen/bin), for the misses of issue 16 on the H200
-# (docs/performance.md, twelfth round, has what the last set measured: 7
-# slots and lag 3 for softmax's long-row ring, 6 and lag 3 for LayerNorm's,
-# now the defaults; 4 gatherers, 8 consumers, @items(2)/(4) slower; the wide
-# scan 2% faster for the recurrence at 2^28 only; 4 look-back warps hung,
-# because the launcher launched 640 threads whatever the kernel's count,
-# fixed since, and --prepare now checks each variant's launches with
-# tests/codegen/Inputs/launch_threads.py):
-#  - old: the long-row stream kernel with the constants before (6 slots,
-#    lag 2), a comparison for rows of 262144;
+# (docs/performance.md, twelfth and thirteenth rounds, has what the earlier
+# sets measured: the long-row ring's 7 slots and lag 3, now the defaults; 4
+# gatherers, 8 consumers, @items(2)/(4) slower; the wide scan 2% faster for
+# the recurrence at 2^28 only, and with 4 look-back warps or tiles of 6144
+# items slower at every size):
 #  - wide: the streaming kernel for 16-byte look-back words, off by
 #    default, built in (-DGPUC_SCAN_WIDE=1 on the generated code), for the
 #    i64 scans and the recurrence;
-#  - wlb4: the same with four look-back warps (-DSS_LOOKBACK_WARPS=4 in
-#    gpuc's build: 704 threads; the wide kernel makes twice the look-backs
-#    a byte of the 4-byte one, tiles of 4096 8-byte items);
-#  - w6k: the same with tiles of 6144 items (-DSW_TILE_ITEMS=6144: a third
-#    fewer look-backs a byte; 4 slots of 48 KiB; 8192 would leave 3, too
-#    few for the lag). Its code passed scan_stream_wide_emu.test's eight
-#    positive cases by hand (2026-11-28).
+#  - w2k: the same with tiles of 2048 items (-DSW_TILE_ITEMS=2048 in gpuc's
+#    build: 12 slots of 16 KiB instead of 6 of 32; tiles of 6144 in 4 slots
+#    took 1.2-1.3x the time, so more slots, not fewer look-backs, may be
+#    what the ring lacks).
 # A variant: NAME|gpuc's C flags (- none)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
 # PROGRAM:CASE:ARGS ... where ARGS is m=ROW_LENGTHS (at 2^28 elements) or
@@ -35,10 +28,8 @@
 set -u
 cd "$(dirname "$0")/.."
 VARIANTS=(
-  "old|-DROW_STREAM_SLOTS=6 -DROW_STREAM_LAG=2|-|-|rows:row_softmax:m=262144 rows_nn:layer_norm:m=262144"
   "wide|-|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
-  "wlb4|-DSS_LOOKBACK_WARPS=4|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
-  "w6k|-DSW_TILE_ITEMS=6144|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
+  "w2k|-DSW_TILE_ITEMS=2048|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
 )
 D=bench/bin/variants
 B=bench/gen/bin
@@ -113,7 +104,8 @@ import json, os, sys
 d, names = sys.argv[1], sys.argv[2:]
 L = lambda f: [json.loads(l) for l in open(os.path.join(d, f))] if os.path.exists(os.path.join(d, f)) else []
 copy = [2 * r["n"] * 4 / r["us"] / 1e3 for r in L("copy.jsonl") if r["case"] == "copy"][0]
-bytes_of = {"recurrence": 12, "incl_i64": 16, "excl_i64": 16}  # bytes an element read and written; else 8 (f32 in, f32 out)
+def bytes_of(case, dtype):  # bytes an element read and written: the recurrence a, b in, x out; 8-byte types twice 4-byte ones
+    return 12 if case == "recurrence" else 16 if dtype in ("i64", "f64") else 8
 print("copy rate %.1f GB/s; us (both runs), the best's share of the copy rate, best / default's best" % copy)
 print("| variant | case | n | m | us | of the copy rate | / default | check |\n|---|---|---|---|---|---|---|---|")
 groups, bad = {}, 0
@@ -129,7 +121,7 @@ for key in sorted(groups):
         us = [r["us"] for r in rs]
         ok = all(r.get("check") == "ok" for r in rs)
         bad += not ok
-        share = bytes_of.get(case, 8) * n / min(us) / 1e3 / copy
+        share = bytes_of(case, dtype) * n / min(us) / 1e3 / copy
         print("| %s | %s %s | %d | %s | %s | %.3f | %s | %s |" % (name, case, dtype, n, m or "-", " / ".join("%.1f" % u for u in us), share,
               "%.3f" % (min(us) / base) if base else "-", "ok" if ok else "WRONG"))
 sys.exit(1 if bad else 0)

@@ -20,6 +20,11 @@ if mutate:
 body = body.replace('extern __shared__ __align__(128) unsigned char g_ring[];', 'unsigned char *const g_ring = emu_ring;')
 # kernel signature: the parameter list
 sig = body[body.index('(') + 1:body.index(')\n{')]
+# the kernel's tile (SW_TILE_ITEMS in gpuc's build: 4096 by default), for the status words' count
+tile = re.search(r'g_ntiles = \(v_n \+ (\d+)\) / (\d+);', body)
+if not tile or int(tile.group(1)) + 1 != int(tile.group(2)):
+    sys.exit('scan_stream_emu.py: no "g_ntiles = (v_n + T - 1) / T;" in %s' % k)
+tile = int(tile.group(2))
 params = [p.strip() for p in sig.split(',')]
 cases = {
   'sw_rec':      dict(T='float', nin=2, nout=1),
@@ -47,7 +52,7 @@ static void *emu_thread(void *p) {{
 }}
 int main(int argc, char **argv) {{
     const int64_t n = atoll(argv[1]); const unsigned grid = (unsigned)atoi(argv[2]); const int mis = atoi(argv[3]); srand((unsigned)atoi(argv[4]));
-    const int64_t tiles = (n + 4095) / 4096;
+    const int64_t tiles = (n + {tile - 1}) / {tile};
     size_t bytes = 64 + 2 * sizeof(unsigned long long) * (size_t)tiles + ({nin} + {nout}) * (sizeof(T) * (size_t)(n + 8) + 64);
     unsigned char *m = (unsigned char *)mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     memset(m, 0, bytes);
