@@ -7,8 +7,11 @@
  *   memcpy    cudaMemcpy device to device of 256 MiB .. 3 GiB;
  *   kernel    a 16-byte-vector copy kernel (a grid of 8 blocks of 512 an
  *             SM, each a contiguous run of vectors) over the same sizes;
+ *   stride    the same copy grid-stride over one wave (4 blocks of 512 an
+ *             SM; each step 4 x 512 consecutive vectors a block, blocks
+ *             side by side: the order gpuc's maps keep);
  *   2-in      x = a + b over arrays of 1 GiB each (the recurrence's 12
- *             bytes an element), as bytes read and written / time;
+ *             bytes an element), both ways, as bytes read and written / time;
  * each as GB/s (bytes read + written / time) and as a share of the 1 GiB
  * memcpy's rate. Every output is compared on the device with what it should
  * hold (mismatches counted; any is an error). Medians of 20 calls after 3
@@ -45,6 +48,29 @@ __global__ void __launch_bounds__(512) add_kernel(const float4 *__restrict__ a, 
 #pragma unroll
         for (int u = 0; u < 4; u++)
             if (i + u * 512 < hi) __stcs(y + i + u * 512, make_float4(p[u].x + q[u].x, p[u].y + q[u].y, p[u].z + q[u].z, p[u].w + q[u].w));
+    }
+}
+
+/* grid-stride: at each step the grid takes 4 x 512 consecutive vectors a
+ * block, blocks side by side (the order gpuc's maps and scans keep) */
+__global__ void __launch_bounds__(512) copy_stride(const float4 *__restrict__ a, float4 *__restrict__ y, long long nv) {
+    for (long long i = blockIdx.x * 2048ll + threadIdx.x; i < nv; i += gridDim.x * 2048ll) {
+        float4 q[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) if (i + u * 512 < nv) q[u] = __ldcs(a + i + u * 512);
+#pragma unroll
+        for (int u = 0; u < 4; u++) if (i + u * 512 < nv) __stcs(y + i + u * 512, q[u]);
+    }
+}
+
+__global__ void __launch_bounds__(512) add_stride(const float4 *__restrict__ a, const float4 *__restrict__ b, float4 *__restrict__ y, long long nv) {
+    for (long long i = blockIdx.x * 2048ll + threadIdx.x; i < nv; i += gridDim.x * 2048ll) {
+        float4 p[4], q[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) if (i + u * 512 < nv) { p[u] = __ldcs(a + i + u * 512); q[u] = __ldcs(b + i + u * 512); }
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (i + u * 512 < nv) __stcs(y + i + u * 512, make_float4(p[u].x + q[u].x, p[u].y + q[u].y, p[u].z + q[u].z, p[u].w + q[u].w));
     }
 }
 
@@ -100,6 +126,10 @@ int main() {
         const float uk = median_us([&] { copy_kernel<<<grid, 512>>>(a, y, bytes / 16); });
         h = check(nullptr, bytes);
         printf("| kernel | %lld MiB | %.1f | %.1f | %.3f | %llu |\n", bytes >> 20, uk, 2.0 * bytes / uk / 1e3, 2.0 * bytes / uk / 1e3 / ref, h);
+        CK(cudaMemset(y, 0xff, bytes));
+        const float us2 = median_us([&] { copy_stride<<<4 * nsm, 512>>>(a, y, bytes / 16); });
+        h = check(nullptr, bytes);
+        printf("| stride | %lld MiB | %.1f | %.1f | %.3f | %llu |\n", bytes >> 20, us2, 2.0 * bytes / us2 / 1e3, 2.0 * bytes / us2 / 1e3 / ref, h);
         fflush(stdout);
     }
     {
@@ -108,6 +138,10 @@ int main() {
         const float us = median_us([&] { add_kernel<<<grid, 512>>>(a, b, y, bytes / 16); });
         const unsigned long long h = check(b, bytes);
         printf("| 2-in (x = a + b) | 1024 MiB x 3 | %.1f | %.1f | %.3f | %llu |\n", us, 3.0 * bytes / us / 1e3, 3.0 * bytes / us / 1e3 / ref, h);
+        CK(cudaMemset(y, 0xff, bytes));
+        const float us2 = median_us([&] { add_stride<<<4 * nsm, 512>>>(a, b, y, bytes / 16); });
+        const unsigned long long h2 = check(b, bytes);
+        printf("| 2-in stride | 1024 MiB x 3 | %.1f | %.1f | %.3f | %llu |\n", us2, 3.0 * bytes / us2 / 1e3, 3.0 * bytes / us2 / 1e3 / ref, h2);
     }
     printf("reference copy rate after: %.1f GB/s\n", copy_rate(y, a, 1ll << 30));
     return wrong ? 1 : 0;

@@ -4,7 +4,7 @@
 # (run_h200/, 18:35 UTC): its plan (the ten reductions within 2% of CUB's
 # time, LayerNorm's paths at rows of 1024), two more rounds of each in turn,
 # and bench/report.py's table with the rechecked medians. The rounds run
-# about 45 minutes after the whole run: a check of the part, not a new run.
+# about ten minutes after the whole run ended: a check of the part, not a new run.
 set -u
 bash scripts/device_unpack.sh >/dev/null || exit 1
 R=/tmp/res; rm -rf $R; mkdir -p $R
