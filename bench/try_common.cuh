@@ -1,8 +1,9 @@
 /* try_common.cuh: what the hand-written prototypes bench/try_*.cu share:
  * every CUDA call checked, event timing (the median of 20 calls after 3
  * warm-ups, an event pair each), the copy rate measured in the same
- * process, and for the row softmax prototypes their input and their check
- * against a double-precision host softmax. */
+ * process, and for the row softmax prototypes their input, their check
+ * against a double-precision host softmax, the (max, sum of exp) pairs they
+ * combine and the release count / acquire load of their exchange. */
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -79,4 +80,27 @@ static double softmax_check(const std::vector<float> &hx, const std::vector<floa
     double worst = 0;
     for (double e : errs) if (!(e <= worst)) worst = e;
     return worst;
+}
+
+/* (max, sum of exp(x - max)) pairs and their combination */
+struct MS { float m, s; };
+static __device__ __forceinline__ MS ms_comb(MS a, MS b) {
+    const float m = fmaxf(a.m, b.m);
+    if (m == -INFINITY) return {m, 0.f};
+    return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+}
+static __device__ __forceinline__ MS ms_warp(MS v) {
+    for (int o = 16; o; o >>= 1) v = ms_comb(v, {__shfl_xor_sync(~0u, v.m, o), __shfl_xor_sync(~0u, v.s, o)});
+    return v;
+}
+
+/* one more on a row's counter, ordered after this thread's earlier stores
+ * (a release reduction), and its acquire load */
+static __device__ __forceinline__ void count_release(unsigned *p) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(p) : "memory");
+}
+static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
 }

@@ -33,17 +33,6 @@
  * Run:   bench/bin/try_softmax_l2 [ROW_LENGTH ...]   (default 262144 32768) */
 #include "try_common.cuh"
 
-/* (max, sum of exp(x - max)) pairs and their combination */
-struct MS { float m, s; };
-static __device__ __forceinline__ MS ms_comb(MS a, MS b) {
-    const float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return {m, 0.f};
-    return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
-}
-static __device__ __forceinline__ MS ms_warp(MS v) {
-    for (int o = 16; o; o >>= 1) v = ms_comb(v, {__shfl_xor_sync(~0u, v.m, o), __shfl_xor_sync(~0u, v.s, o)});
-    return v;
-}
 /* the block's combination of every thread's pair, in every thread */
 template <int T>
 static __device__ __forceinline__ MS ms_block(MS v, MS *sh) {
@@ -56,14 +45,6 @@ static __device__ __forceinline__ MS ms_block(MS v, MS *sh) {
     return v;
 }
 
-static __device__ __forceinline__ void count_release(unsigned *p) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(p) : "memory");
-}
-static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 /* a 16-byte load, with an L2 evict_last policy when HINT (kept for the reload) */
 template <int HINT>
 static __device__ __forceinline__ float4 ld_first(const float4 *p, unsigned long long policy) {

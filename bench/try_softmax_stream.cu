@@ -61,27 +61,6 @@ static __device__ __forceinline__ void bulk_wait_read(void) {
 static __device__ __forceinline__ void bulk_wait_all(void) {
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
-static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-/* (max, sum of exp(x - max)) pairs and their combination */
-struct MS { float m, s; };
-static __device__ __forceinline__ MS ms_comb(MS a, MS b) {
-    float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return {m, 0.f};
-    return {m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
-}
-static __device__ __forceinline__ MS ms_warp(MS v) {
-    for (int o = 16; o; o >>= 1) {
-        MS w = {__shfl_xor_sync(~0u, v.m, o), __shfl_xor_sync(~0u, v.s, o)};
-        v = ms_comb(v, w);
-    }
-    return v;
-}
-
 template <int T, int CH, int S, int L>
 __global__ void __launch_bounds__(T) softmax_stream(const float *__restrict__ x, float *__restrict__ y,
                                                     long long nchunks, int ppr, MS *__restrict__ part,
