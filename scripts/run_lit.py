@@ -5,8 +5,9 @@ test that failed and then passed when lit ran it again (--param retries=1:
 counted as passed, but named, so that an intermittent failure is seen and
 looked into, never silently lost).
 
-lit's own output (failures in full) goes to stderr; the counts come from its
-JSON report so they do not depend on lit's summary wording."""
+lit's own output (failures in full) goes to stderr, and after it the eight
+slowest tests; the counts come from its JSON report so they do not depend on
+lit's summary wording."""
 import json, os, subprocess, sys, tempfile
 
 LIT = "/usr/lib/llvm-16/build/utils/lit/lit.py"
@@ -46,6 +47,10 @@ def main():
     print(passed, failed)
     for line in lines:
         print(line)
+    # where the time goes (CI has a 20-minute limit): the slowest tests, on stderr
+    if tests:
+        slow = sorted((t for t in tests if t.get("elapsed")), key=lambda t: -t["elapsed"])[:8]
+        sys.stderr.write("slowest: " + ", ".join("%s %.0f s" % (t["name"].split(" :: ")[-1], t["elapsed"]) for t in slow) + "\n")
 
 if __name__ == "__main__":
     main()
