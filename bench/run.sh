@@ -14,7 +14,7 @@
 # build/ is not needed there.
 #
 # Parts, in order of priority; each prints its elapsed time, and with
-# --budget (default 560 s under the device tool, where $OUT is set; none
+# --budget (default 570 s under the device tool, where $OUT is set; none
 # otherwise) a part or case that would start with too little time left is
 # not run and says so ("not run: out of time"), and a running one is cut at
 # the budget, so the report (kept RESERVE seconds for) always comes out:
@@ -91,7 +91,7 @@ case "$RECHECKS" in
   "" | *[!0-9]*) echo "bench/run.sh: --rechecks: expected a count, found '$RECHECKS'" >&2; exit 2 ;;
 esac
 case "$BUDGET" in
-  "") if [ -n "${OUT:-}" ] && [ $PREPARE = 0 ]; then BUDGET=560; else BUDGET=0; fi ;;
+  "") if [ -n "${OUT:-}" ] && [ $PREPARE = 0 ]; then BUDGET=570; else BUDGET=0; fi ;;
   *[!0-9]*) echo "bench/run.sh: --budget: expected whole seconds, found '$BUDGET'" >&2; exit 2 ;;
 esac
 if [ "$BUDGET" != 0 ] && [ "$BUDGET" -lt $((RESERVE + 30)) ]; then
