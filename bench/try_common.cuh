@@ -104,3 +104,111 @@ static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
+
+/* this device's multiprocessors (and its properties in *prop) */
+static int device_sms(cudaDeviceProp *prop) {
+    int dev = 0, nsm = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaGetDeviceProperties(prop, dev));
+    return nsm;
+}
+
+/* One row length of a row softmax prototype's run: x the 2^28 inputs, y
+ * the outputs, rows x len of them, nsm the device's multiprocessors. */
+struct SoftmaxCase {
+    const float *x;
+    float *y;
+    long long n;
+    int rows, len, nsm;
+};
+
+/* The row softmax prototypes' main. The row lengths come from argv (powers
+ * of two from min_len to 2^28; default 262144 and 32768); x holds 2^28
+ * random floats (softmax_input); the copy rate is measured before and
+ * after. For each length, variants(c, one) names its variants:
+ * one(name, fn, check = true) poisons y with NaN, times fn(&grid, &regs)
+ * (a float of microseconds; grid 0: the variant does not fit this length),
+ * checks every row against the host softmax unless told not to, and prints
+ * a table row. Returns 1 if any result was wrong, 2 on a bad argument. */
+template <class Variants>
+static int softmax_main(int argc, char **argv, const char *prog, long min_len, Variants variants) {
+    std::vector<int> lens;
+    for (int i = 1; i < argc; i++) {
+        char *end = nullptr;
+        const long v = strtol(argv[i], &end, 10);
+        if (!*argv[i] || *end || v < min_len || v > (1l << 28) || ((1l << 28) % v)) {
+            fprintf(stderr, "%s: '%s' is not a row length (a power of two from %ld to 2^28)\n", prog, argv[i], min_len);
+            return 2;
+        }
+        lens.push_back((int)v);
+    }
+    if (lens.empty()) lens = {262144, 32768};
+    const long long n = 1ll << 28;
+    cudaDeviceProp prop;
+    const int nsm = device_sms(&prop);
+    float *x, *y;
+    CK(cudaMalloc(&x, n * 4));
+    CK(cudaMalloc(&y, n * 4));
+    const std::vector<float> hx = softmax_input(n);
+    std::vector<float> hy(n);
+    CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
+    const double gbs0 = copy_rate(y, x, n * 4);
+    printf("device %s, %d SMs; copy rate %.1f GB/s\n", prop.name, nsm, gbs0);
+    printf("| rows x length | variant | grid | registers | us | of copy rate | max rel err |\n|---|---|---|---|---|---|---|\n");
+    int bad = 0;
+    for (int len : lens) {
+        const SoftmaxCase c = {x, y, n, (int)(n / len), len, nsm};
+        auto one = [&](const char *name, auto fn, bool check = true) {
+            CK(cudaMemset(y, 0xff, n * 4));  /* NaN: a chunk not written fails */
+            int grid = 0, regs = 0;
+            const float us = fn(&grid, &regs);
+            char rg[16] = "-";
+            if (regs) snprintf(rg, sizeof rg, "%d", regs);
+            if (grid == 0) {
+                printf("| %d x %d | %s | - | %s | not run: the variant does not fit this row length | - | - |\n", c.rows, len, name, rg);
+                return;
+            }
+            const double share = 2.0 * n * 4 / us / 1e3 / gbs0;
+            if (!check) {
+                printf("| %d x %d | %s | %d | %s | %.1f | %.3f | (not checked) |\n", c.rows, len, name, grid, rg, us, share);
+                return;
+            }
+            CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+            const double err = softmax_check(hx, hy, c.rows, len);
+            const bool ok = err < 1e-4;
+            bad += !ok;
+            printf("| %d x %d | %s | %d | %s | %.1f | %.3f | %.2e%s |\n", c.rows, len, name, grid, rg, us, share, err, ok ? "" : " WRONG");
+            fflush(stdout);
+        };
+        variants(c, one);
+    }
+    printf("copy rate after: %.1f GB/s\n", copy_rate(y, x, n * 4));
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    return bad ? 1 : 0;
+}
+
+/* A persistent kernel of the exchange prototypes, k(x, y, nchunks, ppr,
+ * part, cnt) with T threads and chunks of ch floats, on as many blocks as
+ * the device holds at once: the median of 20 launches (after 3), the row
+ * counters zeroed in each; *regs its registers; *grid_out the grid, or 0
+ * where a row is not whole chunks or spans more than `lag` steps of the
+ * grid (the exchange could deadlock: not run). */
+template <class K>
+static float run_exchange(K k, int T, int ch, int lag, const SoftmaxCase &c, MS *part, unsigned *cnt, int *grid_out, int *regs) {
+    int fit = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, T, 0));
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, k));
+    *regs = fa.numRegs;
+    const long long grid = (long long)fit * c.nsm, nchunks = c.n / ch;
+    const int ppr = c.len / ch;
+    *grid_out = 0;
+    if (c.len % ch || grid < 1 || ppr > lag * grid) return 0.f;
+    *grid_out = (int)grid;
+    return median_us([&] {
+        CK(cudaMemsetAsync(cnt, 0, c.rows * sizeof(unsigned)));
+        k<<<(unsigned)grid, T>>>(c.x, c.y, nchunks, ppr, part, cnt);
+    });
+}

@@ -87,11 +87,8 @@ __global__ void compare(const float4 *a, const float4 *b, const float4 *y, long 
 }
 
 int main() {
-    int dev = 0, nsm = 0;
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev));
+    const int nsm = device_sms(&prop);
     const long long most = 3ll << 30;  /* the largest copy: 3 GiB each way */
     float4 *a, *b, *y;
     CK(cudaMalloc(&a, most));

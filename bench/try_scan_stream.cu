@@ -440,11 +440,8 @@ static float run(const int *x, int *y, long long n, unsigned long long *words, i
 
 int main() {
     const long long n = 1ll << 28;
-    int dev = 0, nsm = 0;
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev));
+    const int nsm = device_sms(&prop);
     int *x, *y;
     unsigned long long *words;
     CK(cudaMalloc(&x, n * 4));

@@ -116,76 +116,15 @@ __global__ void __launch_bounds__(T) softmax_l2(const float *__restrict__ x, flo
     }
 }
 
-/* median time of 20 launches (after 3), counters zeroed in each; *grid_out
- * the persistent grid (0: the variant does not fit this row length) */
-template <int T, int CH, int L, int HINT>
-static float run(const float *x, float *y, long long n, int len, MS *part, unsigned *cnt, int nsm, int *grid_out) {
-    auto k = softmax_l2<T, CH, L, HINT>;
-    int fit = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, T, 0));
-    const long long grid = (long long)fit * nsm, nchunks = n / CH, rows = n / len;
-    const int ppr = len / CH;
-    *grid_out = 0;
-    if (len % CH || grid < 1 || ppr > L * grid) return 0.f;  /* whole chunks a row; a row within L steps */
-    *grid_out = (int)grid;
-    return median_us([&] {
-        CK(cudaMemsetAsync(cnt, 0, rows * sizeof(unsigned)));
-        k<<<(unsigned)grid, T>>>(x, y, nchunks, ppr, part, cnt);
-    });
-}
-
 int main(int argc, char **argv) {
-    std::vector<int> lens;
-    for (int i = 1; i < argc; i++) {
-        char *end = nullptr;
-        const long v = strtol(argv[i], &end, 10);
-        if (!*argv[i] || *end || v < 4096 || ((1l << 28) % v)) {
-            fprintf(stderr, "try_softmax_l2: '%s' is not a row length (a power of two from 4096 to 2^28)\n", argv[i]);
-            return 2;
-        }
-        lens.push_back((int)v);
-    }
-    if (lens.empty()) lens = {262144, 32768};
     const long long n = 1ll << 28;
-    int dev = 0, nsm = 0;
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev));
-    float *x, *y;
-    CK(cudaMalloc(&x, n * 4));
-    CK(cudaMalloc(&y, n * 4));
     MS *part;
     unsigned *cnt;
     CK(cudaMalloc(&part, (n / 1024) * sizeof(MS)));  /* chunks of 1024 floats or more */
     CK(cudaMalloc(&cnt, (n / 4096) * sizeof(unsigned)));  /* rows of 4096 or more */
-    const std::vector<float> hx = softmax_input(n);
-    std::vector<float> hy(n);
-    CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
-    const double gbs0 = copy_rate(y, x, n * 4);
-    printf("device %s, %d SMs; copy rate %.1f GB/s\n", prop.name, nsm, gbs0);
-    printf("| rows x length | variant | grid | us | of copy rate | max rel err |\n|---|---|---|---|---|---|\n");
-    int bad = 0;
-    for (int len : lens) {
-        const int rows = (int)(n / len);
-        auto one = [&](const char *name, auto fn) {
-            CK(cudaMemset(y, 0xff, n * 4));  /* NaN: a chunk not written fails */
-            int grid = 0;
-            const float us = fn(&grid);
-            if (grid == 0) {
-                printf("| %d x %d | %s | - | not run: the row is not whole chunks or spans more than the lag | - | - |\n", rows, len, name);
-                return;
-            }
-            CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
-            const double err = softmax_check(hx, hy, rows, len);
-            const bool ok = err < 1e-4;
-            bad += !ok;
-            printf("| %d x %d | %s | %d | %.1f | %.3f | %.2e%s |\n", rows, len, name, grid, us, 2.0 * n * 4 / us / 1e3 / gbs0, err,
-                   ok ? "" : " WRONG");
-            fflush(stdout);
-        };
-#define V(T, CH, L, H) one(#T " threads, " #CH " floats, lag " #L ", hint " #H, [&](int *g) { \
-            return run<T, CH, L, H>(x, y, n, len, part, cnt, nsm, g); })
+    return softmax_main(argc, argv, "try_softmax_l2", 4096, [&](const SoftmaxCase &c, auto &&one) {
+#define V(T, CH, L, H) one(#T " threads, " #CH " floats, lag " #L ", hint " #H, [&](int *g, int *r) { \
+            return run_exchange(softmax_l2<T, CH, L, H>, T, CH, L, c, part, cnt, g, r); })
         V(512, 8192, 2, 0);
         V(512, 8192, 2, 1);
         V(512, 8192, 1, 1);
@@ -195,7 +134,5 @@ int main(int argc, char **argv) {
         V(512, 16384, 2, 1);
         V(512, 8192, 2, 0);  /* the first again: drift */
 #undef V
-    }
-    printf("copy rate after: %.1f GB/s\n", copy_rate(y, x, n * 4));
-    return bad ? 1 : 0;
+    });
 }

@@ -358,57 +358,22 @@ static float run_ws(const float *x, float *y, int rows, int len, unsigned long l
 }
 
 int main(int argc, char **argv) {
-    std::vector<int> lens;
-    for (int i = 1; i < argc; i++) lens.push_back(atoi(argv[i]));
-    if (lens.empty()) lens = {262144, 32768};
     const long long n = 1ll << 28;
-    int dev = 0, nsm = 0;
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev));
-    float *x, *y;
-    CK(cudaMalloc(&x, n * 4));
-    CK(cudaMalloc(&y, n * 4));
     MS *part;
     unsigned *cnt;
+    unsigned long long *pw;
     CK(cudaMalloc(&part, (n / 2048) * sizeof(MS)));
     CK(cudaMalloc(&cnt, (n / 256) * sizeof(unsigned)));
-    unsigned long long *pw;
     CK(cudaMalloc(&pw, (n / 2048) * sizeof(unsigned long long)));
-    const std::vector<float> hx = softmax_input(n);
-    std::vector<float> hy(n);
-    CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
-    /* the copy rate: 1 GiB device to device */
-    const double gbs0 = copy_rate(y, x, n * 4);
-    printf("device %s, %d SMs; copy rate %.1f GB/s\n", prop.name, nsm, gbs0);
-    printf("| rows x length | variant | blocks | us | of copy rate | max rel err |\n|---|---|---|---|---|---|\n");
-    int bad = 0;
-    for (int len : lens) {
-        const int rows = (int)(n / len);
-        auto one = [&](const char *name, auto fn) {
-            CK(cudaMemset(y, 0xff, n * 4));   /* NaN: a chunk not written fails */
-            int grid = 0;
-            const float us = fn(&grid);
-            CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
-            const double err = softmax_check(hx, hy, rows, len);
-            const bool ok = err < 1e-4;
-            bad += !ok;
-            printf("| %d x %d | %s | %d | %.1f | %.3f | %.2e%s |\n", rows, len, name, grid, us,
-                   2.0 * n * 4 / us / 1e3 / gbs0, err, ok ? "" : " WRONG");
-            fflush(stdout);
-        };
-        auto one_nocheck = [&](const char *name, auto fn) {
-            int grid = 0;
-            const float us = fn(&grid);
-            printf("| %d x %d | %s | %d | %.1f | %.3f | (not checked) |\n", rows, len, name, grid, us, 2.0 * n * 4 / us / 1e3 / gbs0);
-            fflush(stdout);
-        };
-#define V(T, CH, S, L) one(#T " thr, " #CH " floats, " #S " slots, lag " #L, [&](int *g) { \
+    return softmax_main(argc, argv, "try_softmax_stream", 8192, [&](const SoftmaxCase &c, auto &&one) {
+        const float *x = c.x;
+        float *y = c.y;
+        const int rows = c.rows, len = c.len, nsm = c.nsm;
+#define V(T, CH, S, L) one(#T " thr, " #CH " floats, " #S " slots, lag " #L, [&](int *g, int *) { \
             return run_variant<T, CH, S, L>(x, y, rows, len, part, cnt, nsm, g); })
         V(512, 4096, 6, 2);      /* the first prototype's best: 2 blocks an SM */
 #define W(NC, GW, CH, S, L, D) one("ws " #NC " consumers, " #GW " gatherers, " #CH " floats, " #S " slots, lag " #L ", " #D " stores", \
-            [&](int *g) { return run_ws<NC, GW, CH, S, L, D>(x, y, rows, len, pw, nsm, g); })
+            [&](int *g, int *) { return run_ws<NC, GW, CH, S, L, D>(x, y, rows, len, pw, nsm, g); })
         W(16, 2, 8192, 6, 2, 1);
         W(16, 4, 8192, 6, 2, 1);
         W(16, 4, 8192, 6, 3, 1);
@@ -416,12 +381,10 @@ int main(int argc, char **argv) {
         W(16, 4, 4096, 13, 3, 2);
         W(8, 4, 4096, 13, 5, 2);
         W(8, 4, 2048, 26, 6, 3);
-        one_nocheck("ws 16/2/8192/6/2/1, no exchange", [&](int *g) { return run_ws<16, 2, 8192, 6, 2, 1, 0>(x, y, rows, len, pw, nsm, g); });
-        one_nocheck("ws 8/4/4096/13/3/2, no exchange", [&](int *g) { return run_ws<8, 4, 4096, 13, 3, 2, 0>(x, y, rows, len, pw, nsm, g); });
+        one("ws 16/2/8192/6/2/1, no exchange", [&](int *g, int *) { return run_ws<16, 2, 8192, 6, 2, 1, 0>(x, y, rows, len, pw, nsm, g); }, false);
+        one("ws 8/4/4096/13/3/2, no exchange", [&](int *g, int *) { return run_ws<8, 4, 4096, 13, 3, 2, 0>(x, y, rows, len, pw, nsm, g); }, false);
         W(16, 2, 8192, 6, 2, 1);   /* the first again: drift */
 #undef W
 #undef V
-    }
-    printf("copy rate after: %.1f GB/s\n", copy_rate(y, x, n * 4));
-    return bad ? 1 : 0;
+    });
 }
