@@ -46,17 +46,10 @@ done
 case "$ROUNDS$TOP$DEADLINE" in *[!0-9]*) usage ;; esac
 read -r -a EXE_BENCH <<<"${EXE_BENCH:-python3 bench/paths/exe_bench.py}"
 
-program_of() { # program_of CASE: the bench program that has the case
-  case $1 in
-    saxpy | chain) echo elementwise ;;
-    sum | max | dot | sumsq) echo reduce ;;
-    scan_incl | scan_excl | recurrence) echo scan ;;
-    filter) echo filter ;;
-    logsumexp | softmax_stats | mean_var) echo stats ;;
-    row_sums | row_softmax) echo rows ;;
-    layer_norm | xent) echo rows_nn ;;
-    *) return 1 ;;
-  esac
+# each case id (CASE_DTYPE) with its bench program, from the executables' table
+programs=$(python3 bench/paths/exe_bench.py --list --programs) || { echo "recheck: bench/paths/exe_bench.py --list failed" >&2; exit 0; }
+program_of() { # program_of CASE_ID: the bench program that has the case
+  awk -v id="$1" '$1 == id { print $2; found = 1 } END { exit !found }' <<<"$programs"
 }
 late() { [ "$DEADLINE" -gt 0 ] && [ "$(date +%s)" -ge "$DEADLINE" ]; }
 runs=0 failed=0
@@ -73,8 +66,8 @@ one() { # one ROUND COMMAND...: the command's records (it writes $RES/recheck.tm
 plan=$(python3 bench/report.py "$RES" --recheck-plan) || { echo "recheck: bench/report.py --recheck-plan failed" >&2; exit 0; }
 echo "recheck: $(echo "$plan" | grep -c .) near verdicts${plan:+: $(echo "$plan" | paste -sd';')}" >&2
 progs=()
-for c in $(echo "$plan" | awk '$1 == "cub" { print $2 }' | sort -u); do
-  p=$(program_of "$c") && progs+=("$p")
+for id in $(echo "$plan" | awk '$1 == "cub" { print $2 "_" $3 }' | sort -u); do
+  p=$(program_of "$id") && progs+=("$p")
 done
 for round in $(seq 1 "$ROUNDS"); do
   [ -n "$plan" ] || break
@@ -90,7 +83,7 @@ for round in $(seq 1 "$ROUNDS"); do
   while read -r kind c dt m; do
     [ "$kind" = paths ] || continue
     late && break 2
-    p=$(program_of "$c") || { echo "recheck: no program for $c" >&2; continue; }
+    p=$(program_of "${c}_$dt") || { echo "recheck: no program for ${c}_$dt" >&2; continue; }
     # the path's row length alone (rows), else the lib and exe parts' arguments (bench/run.sh)
     rows=(env) ml=1024,32768
     [ "${m:-0}" -gt 0 ] && rows=(env BENCH_ROW_LENGTH="$m") ml=$m

@@ -182,6 +182,11 @@ def load(d):
     return recs
 
 
+def rec_key(r):
+    """a record's measurement: (source, case, dtype, n, m)"""
+    return (r.get("src"), r.get("case"), r.get("dtype"), int(r.get("n", 0)), int(r.get("m", 0) or 0))
+
+
 def fmt_us(v):
     if v is None:
         return "-"
@@ -228,13 +233,12 @@ def main():
 
     idx = {}
     for r in recs:
-        key = (r.get("src"), r.get("case"), r.get("dtype"), int(r.get("n", 0)), int(r.get("m", 0) or 0))
+        key = rec_key(r)
         if key not in idx or r.get("us") is not None:  # a measurement over a "not run" line
             idx[key] = r
     again = {}
     for r in rechecks:
-        key = (r.get("src"), r.get("case"), r.get("dtype"), int(r.get("n", 0)), int(r.get("m", 0) or 0))
-        again.setdefault(key, []).append(r)
+        again.setdefault(rec_key(r), []).append(r)
     for key, rs in again.items():
         first = idx.get(key)
         if first is None or first.get("us") is None:

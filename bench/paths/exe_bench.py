@@ -373,9 +373,10 @@ def main():
     ap.add_argument("--backend", default="cuda", help="cuda, or c (checks this script without a GPU)")
     ap.add_argument("--deadline", type=float, default=None, help="epoch seconds after which no case starts")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--programs", action="store_true", help="with --list: each case id with its bench program")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(CASES))
+        print("\n".join(f"{c} {CASES[c][2]}" if a.programs else c for c in CASES))
         return 0
     ids = [c for c in a.cases.split(",") if c] or list(CASES)
     unknown = [c for c in ids if c not in CASES]
