@@ -71,6 +71,13 @@ const char **load_params(CuEmit *c, IrStmt *s, const char *at);
 void apply_op(CuEmit *c, IrOperator *op, char **dst, const char *const *a, const char *const *b, bool declare);
 char **names(CuEmit *c, const char *fmt, int a, int n);
 void declare_ne(CuEmit *c, IrOperator *op, char **acc);
+/* ONLINE PAIR (element.c): the online softmax pair folded a group of loaded elements at a time */
+bool pair_fold_ok(const IrStmt *s);
+void pair_fold_begin(CuEmit *c, const IrOperator *op, char **acc, int n);
+void pair_fold_max(CuEmit *c, const IrOperator *op, const char *x);
+void pair_fold_rescale(CuEmit *c, const IrOperator *op, char **acc, int n);
+void pair_fold_exp(CuEmit *c, const IrOperator *op, int u, const char *x, const char *w);
+void pair_fold_end(CuEmit *c, char **acc, int n);
 char ***acc_names(CuEmit *c, IrStmt *s);
 void acc_free(IrStmt *s, char ***racc);
 const char **map_body(CuEmit *c, IrStmt *s, const char *at);

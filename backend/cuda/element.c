@@ -4,6 +4,8 @@
  * declarations and the reduction operators applied to them (apply_op). */
 #include "cuda_emit.h"
 
+#include <string.h>
+
 /* ---- lambda application helpers ---- */
 const char **load_params(CuEmit *c, IrStmt *s, const char *at) {
     const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
@@ -61,6 +63,68 @@ char ***acc_names(CuEmit *c, IrStmt *s) {
 void acc_free(IrStmt *s, char ***racc) {
     for (int r = 0; r < s->nreds; r++) { free(racc[r]); }
     free(racc);
+}
+
+/* ---- ONLINE PAIR: the online softmax pair folded a group at a time ----
+ * fuse_dependent_reduce's operator "online_softmax" keeps (max, sum of
+ * w * exp(x - max)); applied per element it costs two exps and a serial
+ * chain through the pair.  A kernel that holds a group of loaded elements
+ * (a thread's vectors) folds them at once: pass 0 takes the group's
+ * maximum g_gm (pair_fold_max per element), the running sum is rescaled to
+ * it once (pair_fold_rescale), pass 1 adds w * exp(x - g_gm) per element
+ * into PAIR_SUMS independent sums (pair_fold_exp), and pair_fold_end adds
+ * them to the pair.  The rows' kernels (rows.c, ROW PAIR) and the
+ * grid-stride reductions (stride.c) walk their elements; these emit the
+ * operator's lines.  The sums are reassociated, as any commutative
+ * reduction's are; each element's exp is the operator's. */
+/* Independent sums: ptxas, sm_90, xent's 8 vectors a lane in flight: 64
+ * registers, no spills at 2 or 4; 8 spilled 20 bytes. */
+#define PAIR_SUMS 4
+
+bool pair_fold_ok(const IrStmt *s) {
+    return s->nreds == 1 && s->reds[0].arity == 2 && s->reds[0].name && strcmp(s->reds[0].name, "online_softmax") == 0;
+}
+
+static bool pair_f32(const IrOperator *op) { return op->op->ptypes[0] == IR_F32; }
+
+/* Opens the group's block: g_gm starts at the pair's maximum. */
+void pair_fold_begin(CuEmit *c, const IrOperator *op, char **acc, int n) {
+    be_line(c->b, "{ /* the online (max, sum) pair over the %d vectors: their maximum, the sum rescaled once, one exp per element */", n);
+    c->b->indent++;
+    be_line(c->b, "%s g_gm = %s;", ct(op->op->ptypes[0]), acc[0]);
+}
+
+void pair_fold_max(CuEmit *c, const IrOperator *op, const char *x) {
+    be_line(c->b, "g_gm = %s(g_gm, %s);", pair_f32(op) ? "fmaxf" : "fmax", x);
+}
+
+/* The running sum rescaled to the group's maximum, which becomes the
+ * pair's; then the group's sums (as many as its n vectors, at most
+ * PAIR_SUMS). */
+void pair_fold_rescale(CuEmit *c, const IrOperator *op, char **acc, int n) {
+    const char *T = ct(op->op->ptypes[0]), *ex = pair_f32(op) ? "expf" : "exp";
+    be_line(c->b, "%s = %s == g_gm ? %s : %s * %s(%s - g_gm);", acc[1], acc[0], acc[1], acc[1], ex, acc[0]);
+    be_line(c->b, "%s = g_gm;", acc[0]);
+    int ns = n < PAIR_SUMS ? n : PAIR_SUMS;
+    for (int u = 0; u < ns; u++) { be_line(c->b, "%s g_gs%d = (%s)0;", T, u, T); }
+}
+
+/* Element (x, w) of vector u: x == max gives w * exp(0) = w, also for
+ * x = max = +-inf, as the operator does; the select is on exp's argument,
+ * not on its result, so that no branch skips the exp (ptxas branched
+ * around every element's). */
+void pair_fold_exp(CuEmit *c, const IrOperator *op, int u, const char *x, const char *w) {
+    bool f32 = pair_f32(op);
+    be_line(c->b, "g_gs%d += %s * %s(%s == g_gm ? (%s)0 : %s - g_gm);", u % PAIR_SUMS, w, f32 ? "expf" : "exp", x, f32 ? "float" : "double", x);
+}
+
+void pair_fold_end(CuEmit *c, char **acc, int n) {
+    int ns = n < PAIR_SUMS ? n : PAIR_SUMS;
+    const char *sum = "g_gs0";
+    for (int u = 1; u < ns; u++) { sum = be_strf(&c->x, "%s + g_gs%d", sum, u); }
+    be_line(c->b, "%s += %s;", acc[1], sum);
+    c->b->indent--;
+    be_line(c->b, "}");
 }
 
 /* ---- element bodies ---- */

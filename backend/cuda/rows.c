@@ -512,16 +512,11 @@ static void row_bulk_issue(CuEmit *c, IrKernel *k, int id, bool next);
  * of fuse_dependent_reduce (operator "online_softmax": (max, sum scaled to
  * it); row logsumexp, cross-entropy).  The operator per element costs two
  * exps and a serial chain through the pair; row_pair_group folds a group
- * of loaded vectors at once and row_pair_combine combines the row's
- * threads max first.  -DGPUC_ROW_PAIR_FOLD=0 keeps the operator per
- * element (a comparison). */
-/* row_pair_group's independent sums: ptxas, sm_90, xent's 8 vectors a
- * lane in flight: 64 registers, no spills at 2 or 4; 8 spilled 20 bytes */
-#define ROW_PAIR_SUMS 4
+ * of loaded vectors at once (element.c, ONLINE PAIR) and row_pair_combine
+ * combines the row's threads max first.  -DGPUC_ROW_PAIR_FOLD=0 keeps the
+ * operator per element (a comparison). */
 static bool row_pair_ok(const IrKernel *k) {
-    const IrStmt *s = k->stmt;
-    return k->vectorize && !s->post && s->nreds == 1 && s->reds[0].arity == 2 && s->reds[0].name &&
-           strcmp(s->reds[0].name, "online_softmax") == 0;
+    return k->vectorize && !k->stmt->post && pair_fold_ok(k->stmt);
 }
 
 /* ROW PAIR: the folded pair kernel of 4-byte rows is bounded to 64
@@ -538,13 +533,12 @@ static bool row_pair_bounded(const IrKernel *k) {
     return row_pair_ok(k) && !row_cluster_variant && !row_big_variant && !row_regs_variant && ir_scalar_size(k->stmt->ins[0]->elem) == 4;
 }
 
-/* The group's map results (x, w) of vectors vb + u * g_tpr (u < n, those
- * below g_nv, loaded into `regs`<u>_<input>): pass 0 takes their maximum
- * g_gm, pass 1 adds w * exp(x - g_gm) into one accumulator per vector. */
+/* One pass of row_pair_group over the group's map results (x, w) of
+ * vectors vb + u * g_tpr (u < n, those below g_nv, loaded into
+ * `regs`<u>_<input>): pass 0 their maximum, pass 1 their exps. */
 static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, int pass) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
-    bool f32 = s->reds[0].op->ptypes[0] == IR_F32;
     for (int u = 0; u < n; u++) {
         be_line(b, "if (%s < g_nv) {", row_vidx(c, vb, u));
         b->indent++;
@@ -560,15 +554,8 @@ static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const c
             for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d_%d.v[%d]", regs, u, i, l); }
             const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
             be_lambda(&c->x, s->map, pn, res);
-            if (pass == 0) {
-                be_line(b, "g_gm = %s(g_gm, %s);", f32 ? "fmaxf" : "fmax", res[0]);
-            } else {
-                /* x == max gives w * exp(0) = w, also for x = max = +-inf,
-                 * as the operator does; the select on exp's argument, not
-                 * on its result, so that no branch skips the exp (ptxas
-                 * branched around every element's) */
-                be_line(b, "g_gs%d += %s * %s(%s == g_gm ? (%s)0 : %s - g_gm);", u % ROW_PAIR_SUMS, res[1], f32 ? "expf" : "exp", res[0], f32 ? "float" : "double", res[0]);
-            }
+            if (pass == 0) { pair_fold_max(c, &s->reds[0], res[0]); }
+            else { pair_fold_exp(c, &s->reds[0], u, res[0], res[1]); }
             free(res);
             free(pn);
             c->x.nmemo = memo;
@@ -580,27 +567,15 @@ static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const c
     }
 }
 
-/* Fold the group of row_pair_pass into the pair acc: the group's maximum,
- * the running sum rescaled to it once, then one exp per element (the same
- * exp as the operator's), summed in n independent accumulators. */
+/* Fold the group of row_pair_pass into the pair acc (element.c, ONLINE
+ * PAIR). */
 static void row_pair_group(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, char **acc) {
-    BeBuf *b = c->b;
-    IrScalar t = k->stmt->reds[0].op->ptypes[0];
-    const char *T = ct(t), *ex = t == IR_F32 ? "expf" : "exp";
-    be_line(b, "{ /* the online (max, sum) pair over the %d vectors: their maximum, the sum rescaled once, one exp per element */", n);
-    b->indent++;
-    be_line(b, "%s g_gm = %s;", T, acc[0]);
+    IrOperator *op = &k->stmt->reds[0];
+    pair_fold_begin(c, op, acc, n);
     row_pair_pass(c, k, n, vb, regs, 0);
-    be_line(b, "%s = %s == g_gm ? %s : %s * %s(%s - g_gm);", acc[1], acc[0], acc[1], acc[1], ex, acc[0]);
-    be_line(b, "%s = g_gm;", acc[0]);
-    int ns = n < ROW_PAIR_SUMS ? n : ROW_PAIR_SUMS;
-    for (int u = 0; u < ns; u++) { be_line(b, "%s g_gs%d = (%s)0;", T, u, T); }
+    pair_fold_rescale(c, op, acc, n);
     row_pair_pass(c, k, n, vb, regs, 1);
-    const char *sum = "g_gs0";
-    for (int u = 1; u < ns; u++) { sum = be_strf(&c->x, "%s + g_gs%d", sum, u); }
-    be_line(b, "%s += %s;", acc[1], sum);
-    b->indent--;
-    be_line(b, "}");
+    pair_fold_end(c, acc, n);
 }
 
 /* The vectors of the row: with a post, the first `items` per lane stay in
