@@ -284,6 +284,10 @@ static const char *emit_inner(BeExprCtx *c, const IrExpr *e) {
             snprintf(d0, sizeof d0, "%s", be_vname(v->dims[0]));
             return be_strf(c, "gpuc_dread(gpuc_h, %s, %s, %s, %s, %s)", arr, i0, d0, j, be_vname(v->dims[1]));
         }
+        if (e->in_bounds) {  /* ir/bounds.c: no check */
+            if (v->rank == 1 || !e->a[1]) { return be_strf(c, "%s[%s]", arr, i0); }
+            return be_strf(c, "%s[(%s) * %s + (%s)]", arr, i0, be_vname(v->dims[1]), name_of(c, e->a[1]));
+        }
         if (v->rank == 1 || !e->a[1]) {
             char d0[96];
             snprintf(d0, sizeof d0, "%s", be_vname(v->dims[0]));

@@ -156,6 +156,7 @@ struct IrExpr {
     IrExpr *a[3];
     int id;           /* scratch numbering used by printers and emitters */
     int64_t tree;     /* cached ir_expr_tree_size (0: not computed yet) */
+    bool in_bounds;   /* READ: cannot leave the array (ir/bounds.c): no bounds check */
 };
 
 /* Expressions are DAGs (a `let` used twice is one node), but many walks and
@@ -399,6 +400,7 @@ void ir_fuse_horizontal(IrModule *m);        /* ir/fuse_horizontal.c */
 void ir_fuse_dependent_reduce(IrModule *m);  /* ir/fuse_dependent_reduce.c */
 void ir_fuse_rows(IrModule *m);              /* ir/fuse_rows.c */
 void ir_dce(IrModule *m);                    /* ir/dce.c */
+void ir_bounds(IrModule *m);                 /* ir/bounds.c */
 void ir_to_kernels(IrModule *m);             /* ir/to_kernels.c */
 /* Every array the statement streams has one element size (what 16-byte
  * vectors of a map or reduction need). */

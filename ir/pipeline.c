@@ -1,11 +1,12 @@
 /* pipeline.c: the IR pass pipeline, written out in one function.
  *
  *   simplify -> fuse_vertical -> fuse_dependent_reduce -> fuse_vertical
- *   -> fuse_horizontal -> fuse_rows -> dce -> to_kernels
+ *   -> fuse_horizontal -> fuse_rows -> dce -> bounds -> to_kernels
  *
  * `--dump-after=PASS` prints the IR after the named pass (or after every
  * pass with "all"); the second vertical run is named fuse_vertical2.
- * `-O0` (no_rewrites + no_fusion) keeps only dce and to_kernels: one kernel
+ * `-O0` (no_rewrites + no_fusion) keeps only dce, bounds (an analysis: which
+ * reads need no bounds check) and to_kernels: one kernel
  * per lowered statement, the reference that differential testing
  * (difftest/) compares optimized builds against.
  */
@@ -15,7 +16,7 @@
 
 const char *const ir_pass_names[] = {
     "lower", "simplify", "fuse_vertical", "fuse_dependent_reduce", "fuse_vertical2",
-    "fuse_horizontal", "fuse_rows", "dce", "to_kernels", NULL,
+    "fuse_horizontal", "fuse_rows", "dce", "bounds", "to_kernels", NULL,
 };
 
 static void dump(IrModule *m, const IrPipelineOptions *o, const char *pass) {
@@ -40,5 +41,6 @@ void ir_run_pipeline(IrModule *m, const IrPipelineOptions *o) {
         ir_fuse_rows(m);            dump(m, o, "fuse_rows");
     }
     ir_dce(m);                      dump(m, o, "dce");
+    ir_bounds(m);                   dump(m, o, "bounds");
     ir_to_kernels(m);               dump(m, o, "to_kernels");
 }

@@ -85,6 +85,7 @@ void element(CuEmit *c, IrStmt *s, const char **res, const char *at, char ***rac
 void map_element(CuEmit *c, IrStmt *s, char ***racc);
 /* Does the expression read an array anywhere (a gather)? A walk of its tree. */
 bool expr_reads(const IrExpr *e);
+bool expr_checks(const IrExpr *e);  /* a read that needs its bounds check (ir/bounds.c) */
 const char *width_expr(CuEmit *c, IrStmt *s);
 void segred_element(CuEmit *c, IrStmt *s, const char *cols, char ***racc);
 

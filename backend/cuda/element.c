@@ -178,6 +178,15 @@ bool expr_reads(const IrExpr *e) {
     return false;
 }
 
+/* Does e read an array at an index that may be out of bounds (a read
+ * ir/bounds.c could not prove in bounds)? */
+bool expr_checks(const IrExpr *e) {
+    if (!e) { return false; }
+    if (e->kind == IR_E_READ && !e->in_bounds) { return true; }
+    for (int i = 0; i < 3; i++) { if (expr_checks(e->a[i])) { return true; } }
+    return false;
+}
+
 const char *width_expr(CuEmit *c, IrStmt *s) {
     if (s->rank == 2) { return be_strf(&c->x, "(%s * %s)", be_vname(s->w[0]), be_vname(s->w[1])); }
     return be_strf(&c->x, "%s", be_vname(s->w[0]));
