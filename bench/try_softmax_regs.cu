@@ -1,7 +1,11 @@
 /* try_softmax_regs.cu: row softmax at rows of 262144 with the long-row
  * stream's order and exchange but its ring in registers (issue 16: the
  * long-row target 0.90 of the copy rate, 0.864 on the H200 in the latest
- * whole run). A prototype, not gpuc's code; not yet run on a GPU.
+ * whole run). A prototype, not gpuc's code. Run on an H200 (2026-11-28,
+ * session 15, call A): correct, and 0.28-0.52 of the copy rate in every
+ * variant against gpuc's ring's 0.864 in the same call (a block's loads
+ * stop while it waits for its row): dropped (docs/performance.md,
+ * fourteenth round).
  *
  * What the earlier prototypes showed (docs/performance.md, eleventh and
  * thirteenth rounds): gpuc's kernel (backend/cuda/rows.c, NAME_st) moves
