@@ -73,11 +73,9 @@ char **names(CuEmit *c, const char *fmt, int a, int n);
 void declare_ne(CuEmit *c, IrOperator *op, char **acc);
 /* ONLINE PAIR (element.c): the online softmax pair folded a group of loaded elements at a time */
 bool pair_fold_ok(const IrStmt *s);
-void pair_fold_begin(CuEmit *c, const IrOperator *op, char **acc, int n);
-void pair_fold_max(CuEmit *c, const IrOperator *op, const char *x);
-void pair_fold_rescale(CuEmit *c, const IrOperator *op, char **acc, int n);
-void pair_fold_exp(CuEmit *c, const IrOperator *op, int u, const char *x, const char *w);
-void pair_fold_end(CuEmit *c, char **acc, int n);
+typedef void (*PairPass)(CuEmit *c, IrKernel *k, int n, const void *ctx, int pass);  /* the caller's walk of its elements */
+void pair_fold_group(CuEmit *c, IrKernel *k, int n, char **acc, PairPass each, const void *ctx);
+void pair_fold_element(CuEmit *c, IrStmt *s, int pass, int u, const char **in);
 char ***acc_names(CuEmit *c, IrStmt *s);
 void acc_free(IrStmt *s, char ***racc);
 const char **map_body(CuEmit *c, IrStmt *s, const char *at);

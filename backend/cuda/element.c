@@ -70,9 +70,9 @@ void acc_free(IrStmt *s, char ***racc) {
  * w * exp(x - max)); applied per element it costs two exps and a serial
  * chain through the pair.  A kernel that holds a group of loaded elements
  * (a thread's vectors) folds them at once: pass 0 takes the group's
- * maximum g_gm (pair_fold_max per element), the running sum is rescaled to
+ * maximum g_gm (pair_fold_element per element), the running sum is rescaled to
  * it once (pair_fold_rescale), pass 1 adds w * exp(x - g_gm) per element
- * into PAIR_SUMS independent sums (pair_fold_exp), and pair_fold_end adds
+ * into PAIR_SUMS independent sums (pair_fold_element, both passes), and pair_fold_end adds
  * them to the pair.  The rows' kernels (rows.c, ROW PAIR) and the
  * grid-stride reductions (stride.c) walk their elements; these emit the
  * operator's lines.  The sums are reassociated, as any commutative
@@ -88,20 +88,17 @@ bool pair_fold_ok(const IrStmt *s) {
 static bool pair_f32(const IrOperator *op) { return op->op->ptypes[0] == IR_F32; }
 
 /* Opens the group's block: g_gm starts at the pair's maximum. */
-void pair_fold_begin(CuEmit *c, const IrOperator *op, char **acc, int n) {
+static void pair_fold_begin(CuEmit *c, const IrOperator *op, char **acc, int n) {
     be_line(c->b, "{ /* the online (max, sum) pair over the %d vectors: their maximum, the sum rescaled once, one exp per element */", n);
     c->b->indent++;
     be_line(c->b, "%s g_gm = %s;", ct(op->op->ptypes[0]), acc[0]);
 }
 
-void pair_fold_max(CuEmit *c, const IrOperator *op, const char *x) {
-    be_line(c->b, "g_gm = %s(g_gm, %s);", pair_f32(op) ? "fmaxf" : "fmax", x);
-}
 
 /* The running sum rescaled to the group's maximum, which becomes the
  * pair's; then the group's sums (as many as its n vectors, at most
  * PAIR_SUMS). */
-void pair_fold_rescale(CuEmit *c, const IrOperator *op, char **acc, int n) {
+static void pair_fold_rescale(CuEmit *c, const IrOperator *op, char **acc, int n) {
     const char *T = ct(op->op->ptypes[0]), *ex = pair_f32(op) ? "expf" : "exp";
     be_line(c->b, "%s = %s == g_gm ? %s : %s * %s(%s - g_gm);", acc[1], acc[0], acc[1], acc[1], ex, acc[0]);
     be_line(c->b, "%s = g_gm;", acc[0]);
@@ -109,22 +106,47 @@ void pair_fold_rescale(CuEmit *c, const IrOperator *op, char **acc, int n) {
     for (int u = 0; u < ns; u++) { be_line(c->b, "%s g_gs%d = (%s)0;", T, u, T); }
 }
 
-/* Element (x, w) of vector u: x == max gives w * exp(0) = w, also for
- * x = max = +-inf, as the operator does; the select is on exp's argument,
- * not on its result, so that no branch skips the exp (ptxas branched
- * around every element's). */
-void pair_fold_exp(CuEmit *c, const IrOperator *op, int u, const char *x, const char *w) {
+/* One element of vector u of the group: the statement's map at the
+ * element (its inputs' names `in`, the kernel's indices already set), then
+ * pass 0 its x into the maximum, pass 1 w * exp(x - g_gm) into sum u.
+ * x == max gives w * exp(0) = w, also for x = max = +-inf, as the operator
+ * does; the select is on exp's argument, not on its result, so that no
+ * branch skips the exp (ptxas branched around every element's). */
+void pair_fold_element(CuEmit *c, IrStmt *s, int pass, int u, const char **in) {
+    const IrOperator *op = &s->reds[0];
     bool f32 = pair_f32(op);
-    be_line(c->b, "g_gs%d += %s * %s(%s == g_gm ? (%s)0 : %s - g_gm);", u % PAIR_SUMS, w, f32 ? "expf" : "exp", x, f32 ? "float" : "double", x);
+    int memo = c->x.nmemo;
+    const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
+    be_lambda(&c->x, s->map, in, res);
+    if (pass == 0) {
+        be_line(c->b, "g_gm = %s(g_gm, %s);", f32 ? "fmaxf" : "fmax", res[0]);
+    } else {
+        be_line(c->b, "g_gs%d += %s * %s(%s == g_gm ? (%s)0 : %s - g_gm);", u % PAIR_SUMS, res[1], f32 ? "expf" : "exp", res[0],
+                f32 ? "float" : "double", res[0]);
+    }
+    free(res);
+    c->x.nmemo = memo;
 }
 
-void pair_fold_end(CuEmit *c, char **acc, int n) {
+static void pair_fold_end(CuEmit *c, char **acc, int n) {
     int ns = n < PAIR_SUMS ? n : PAIR_SUMS;
     const char *sum = "g_gs0";
     for (int u = 1; u < ns; u++) { sum = be_strf(&c->x, "%s + g_gs%d", sum, u); }
     be_line(c->b, "%s += %s;", acc[1], sum);
     c->b->indent--;
     be_line(c->b, "}");
+}
+
+/* The group of n vectors folded into the pair acc: `each` walks the
+ * caller's elements (pass 0, then pass 1), calling pair_fold_element on
+ * each with the kernel's indices set. */
+void pair_fold_group(CuEmit *c, IrKernel *k, int n, char **acc, PairPass each, const void *ctx) {
+    IrOperator *op = &k->stmt->reds[0];
+    pair_fold_begin(c, op, acc, n);
+    each(c, k, n, ctx, 0);
+    pair_fold_rescale(c, op, acc, n);
+    each(c, k, n, ctx, 1);
+    pair_fold_end(c, acc, n);
 }
 
 /* ---- element bodies ---- */

@@ -533,10 +533,14 @@ static bool row_pair_bounded(const IrKernel *k) {
     return row_pair_ok(k) && !row_cluster_variant && !row_big_variant && !row_regs_variant && ir_scalar_size(k->stmt->ins[0]->elem) == 4;
 }
 
-/* One pass of row_pair_group over the group's map results (x, w) of
- * vectors vb + u * g_tpr (u < n, those below g_nv, loaded into
- * `regs`<u>_<input>): pass 0 their maximum, pass 1 their exps. */
-static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, int pass) {
+/* Where row_pair_group's vectors are: vb + u * g_tpr (u < n, those below
+ * g_nv), loaded into `regs`<u>_<input>. */
+typedef struct { const char *vb, *regs; } RowPairAt;
+
+/* One pass of row_pair_group over the group's map results (x, w): pass 0
+ * their maximum, pass 1 their exps. */
+static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const void *ctx, int pass) {
+    const char *vb = ((const RowPairAt *)ctx)->vb, *regs = ((const RowPairAt *)ctx)->regs;
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     for (int u = 0; u < n; u++) {
@@ -547,18 +551,12 @@ static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const c
             be_line(b, "{ /* lane %d */", l);
             b->indent++;
             be_line(b, "const int64_t g_col = g_head + g_v * %d + %d;  (void)g_col;", k->vec, l);
-            int memo = c->x.nmemo;
             c->x.idx[0] = "g_row";
             c->x.idx[1] = row_col;
             const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
             for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d_%d.v[%d]", regs, u, i, l); }
-            const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
-            be_lambda(&c->x, s->map, pn, res);
-            if (pass == 0) { pair_fold_max(c, &s->reds[0], res[0]); }
-            else { pair_fold_exp(c, &s->reds[0], u, res[0], res[1]); }
-            free(res);
+            pair_fold_element(c, s, pass, u, pn);
             free(pn);
-            c->x.nmemo = memo;
             b->indent--;
             be_line(b, "}");
         }
@@ -570,12 +568,8 @@ static void row_pair_pass(CuEmit *c, IrKernel *k, int n, const char *vb, const c
 /* Fold the group of row_pair_pass into the pair acc (element.c, ONLINE
  * PAIR). */
 static void row_pair_group(CuEmit *c, IrKernel *k, int n, const char *vb, const char *regs, char **acc) {
-    IrOperator *op = &k->stmt->reds[0];
-    pair_fold_begin(c, op, acc, n);
-    row_pair_pass(c, k, n, vb, regs, 0);
-    pair_fold_rescale(c, op, acc, n);
-    row_pair_pass(c, k, n, vb, regs, 1);
-    pair_fold_end(c, acc, n);
+    RowPairAt at = { vb, regs };
+    pair_fold_group(c, k, n, acc, row_pair_pass, &at);
 }
 
 /* The vectors of the row: with a post, the first `items` per lane stay in

@@ -8,10 +8,24 @@
  * vectors as a group (element.c, ONLINE PAIR). */
 #include "cuda_emit.h"
 
-/* One pass of stride_pair_group over the thread's n loaded vectors
+/* Lane l of loaded vector u (g_a<input>_<u>, V elements a vector): its
+ * flat index g_i, the kernel's indices, and its inputs' names. */
+static const char **stride_lane(CuEmit *c, IrStmt *s, int u, int V, int l) {
+    be_line(c->b, "const int64_t g_i = g_v%d * %d + %d;  (void)g_i;", u, V, l);
+    c->x.idx[0] = "g_i";
+    c->x.idx[1] = "g_i";
+    const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
+    for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "g_a%d_%d.v[%d]", i, u, l); }
+    return pn;
+}
+
+/* One pass of the online pair's group fold (element.c, ONLINE PAIR: a
+ * reduction by that operator alone, logsumexp and softmax statistics) over
+ * the thread's n loaded vectors
  * (g_a<input>_<u>, those below g_nv): pass 0 their map results' maximum,
  * pass 1 their exps (element.c, ONLINE PAIR). */
-static void stride_pair_pass(CuEmit *c, IrKernel *k, int n, int pass) {
+static void stride_pair_pass(CuEmit *c, IrKernel *k, int n, const void *ctx, int pass) {
+    (void)ctx;
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     for (int u = 0; u < n; u++) {
@@ -20,37 +34,15 @@ static void stride_pair_pass(CuEmit *c, IrKernel *k, int n, int pass) {
         for (int l = 0; l < k->vec; l++) {
             be_line(b, "{ /* lane %d */", l);
             b->indent++;
-            be_line(b, "const int64_t g_i = g_v%d * %d + %d;  (void)g_i;", u, k->vec, l);
-            int memo = c->x.nmemo;
-            c->x.idx[0] = "g_i";
-            c->x.idx[1] = "g_i";
-            const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
-            for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "g_a%d_%d.v[%d]", i, u, l); }
-            const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
-            be_lambda(&c->x, s->map, pn, res);
-            if (pass == 0) { pair_fold_max(c, &s->reds[0], res[0]); }
-            else { pair_fold_exp(c, &s->reds[0], u, res[0], res[1]); }
-            free(res);
+            const char **pn = stride_lane(c, s, u, k->vec, l);
+            pair_fold_element(c, s, pass, u, pn);
             free(pn);
-            c->x.nmemo = memo;
             b->indent--;
             be_line(b, "}");
         }
         b->indent--;
         be_line(b, "}");
     }
-}
-
-/* A reduction whose only operator is the online softmax pair (logsumexp,
- * softmax statistics) folds the thread's loaded vectors as a group: one
- * exp per element, no chain through the pair (element.c, ONLINE PAIR). */
-static void stride_pair_group(CuEmit *c, IrKernel *k, int n, char **acc) {
-    IrOperator *op = &k->stmt->reds[0];
-    pair_fold_begin(c, op, acc, n);
-    stride_pair_pass(c, k, n, 0);
-    pair_fold_rescale(c, op, acc, n);
-    stride_pair_pass(c, k, n, 1);
-    pair_fold_end(c, acc, n);
 }
 
 /* The grid-stride loop over elements shared by map and reduce kernels. */
@@ -86,7 +78,7 @@ void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
         }
         fold_block_begin(c, s);
         bool pair = nm == 0 && ir_stmt_scan_width(s) == 0 && pair_fold_ok(s);
-        if (pair) { stride_pair_group(c, k, G, racc[0]); }
+        if (pair) { pair_fold_group(c, k, G, racc[0], stride_pair_pass, NULL); }  /* one exp per element, no chain */
         for (int u = 0; u < (pair ? 0 : G); u++) {  /* else element by element */
             be_line(b, "if (g_v%d < g_nv) {", u);
             b->indent++;
@@ -94,11 +86,7 @@ void stride_loops(CuEmit *c, IrKernel *k, char ***racc) {
             for (int l = 0; l < V; l++) {
                 be_line(b, "{ /* lane %d */", l);
                 b->indent++;
-                be_line(b, "const int64_t g_i = g_v%d * %d + %d;  (void)g_i;", u, V, l);
-                c->x.idx[0] = "g_i";
-                c->x.idx[1] = "g_i";
-                const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
-                for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "g_a%d_%d.v[%d]", i, u, l); }
+                const char **pn = stride_lane(c, s, u, V, l);
                 const char **res = calloc((size_t)s->map->nres + 1, sizeof *res);
                 be_lambda(&c->x, s->map, pn, res);
                 int sw = ir_stmt_scan_width(s), rw = ir_stmt_red_width(s), pos = sw;
