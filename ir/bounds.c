@@ -1,7 +1,9 @@
 /* bounds.c: the reads that are in bounds by construction.
  *
  * requires: the lambdas final (after fusion and dce).  preserves:
- * everything; an analysis that sets IrExpr.in_bounds on reads.
+ * everything; an analysis that sets IrExpr.in_bounds on reads.  Not run at
+ * -O0, so that differential testing's reference (difftest/) keeps every
+ * bounds check: a read marked in bounds that is not would differ there.
  * A kernel evaluates a statement's lambdas (map, post, per_row) only at
  * indices inside the statement's shape s->w, so a read v[IDX(d)] of a 1-D
  * array whose length is the statement's extent along d (the same size
