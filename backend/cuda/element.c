@@ -69,13 +69,12 @@ void acc_free(IrStmt *s, char ***racc) {
  * fuse_dependent_reduce's operator "online_softmax" keeps (max, sum of
  * w * exp(x - max)); applied per element it costs two exps and a serial
  * chain through the pair.  A kernel that holds a group of loaded elements
- * (a thread's vectors) folds them at once: pass 0 takes the group's
- * maximum g_gm (pair_fold_element per element), the running sum is rescaled to
- * it once (pair_fold_rescale), pass 1 adds w * exp(x - g_gm) per element
- * into PAIR_SUMS independent sums (pair_fold_element, both passes), and pair_fold_end adds
- * them to the pair.  The rows' kernels (rows.c, ROW PAIR) and the
- * grid-stride reductions (stride.c) walk their elements; these emit the
- * operator's lines.  The sums are reassociated, as any commutative
+ * (a thread's vectors) folds them at once (pair_fold_group): pass 0 takes
+ * the group's maximum g_gm, the running sum is rescaled to it once, pass 1
+ * adds w * exp(x - g_gm) per element into PAIR_SUMS independent sums, and
+ * their total goes into the pair.  The rows' kernels (rows.c, ROW PAIR) and
+ * the grid-stride reductions (stride.c) walk their own elements, calling
+ * pair_fold_element on each; these emit the operator's lines.  The sums are reassociated, as any commutative
  * reduction's are; each element's exp is the operator's. */
 /* Independent sums: ptxas, sm_90, xent's 8 vectors a lane in flight: 64
  * registers, no spills at 2 or 4; 8 spilled 20 bytes. */
@@ -93,7 +92,6 @@ static void pair_fold_begin(CuEmit *c, const IrOperator *op, char **acc, int n) 
     c->b->indent++;
     be_line(c->b, "%s g_gm = %s;", ct(op->op->ptypes[0]), acc[0]);
 }
-
 
 /* The running sum rescaled to the group's maximum, which becomes the
  * pair's; then the group's sums (as many as its n vectors, at most

@@ -21,9 +21,8 @@ static const char **stride_lane(CuEmit *c, IrStmt *s, int u, int V, int l) {
 
 /* One pass of the online pair's group fold (element.c, ONLINE PAIR: a
  * reduction by that operator alone, logsumexp and softmax statistics) over
- * the thread's n loaded vectors
- * (g_a<input>_<u>, those below g_nv): pass 0 their map results' maximum,
- * pass 1 their exps (element.c, ONLINE PAIR). */
+ * the thread's n loaded vectors (g_a<input>_<u>, those below g_nv): pass 0
+ * their map results' maximum, pass 1 their exps. */
 static void stride_pair_pass(CuEmit *c, IrKernel *k, int n, const void *ctx, int pass) {
     (void)ctx;
     BeBuf *b = c->b;
