@@ -208,6 +208,13 @@ const char *gpuc_module_arch(GpucModule *module);  /* the image's arch ("sm_90",
 
 GpucStatus gpuc_module_get_function(GpucModule *module, const char *name, GpucFunction **function);
 GpucStatus gpuc_module_get_global(GpucModule *module, const char *name, GpucDevPtr *ptr, size_t *bytes);
+/* Pinned host memory of `bytes`, zeroed and mapped for the device, whose
+ * device address is written into the module's pointer global `name` (a
+ * `T *` at file scope of the module's source): the module's kernels write
+ * there and the host reads *host after synchronizing their stream, with no
+ * copy. Asked again for the same global, the same memory (bytes no larger
+ * than the first time). Freed with the module. */
+GpucStatus gpuc_module_map_host(GpucModule *module, const char *name, size_t bytes, volatile void **host);
 const char *gpuc_function_name(GpucFunction *function);
 void *gpuc_function_handle(GpucFunction *function);   /* the CUfunction */
 

@@ -217,6 +217,16 @@ struct GpucModule {
   char arch[32];
   char *name;
   struct GpucFunction *functions;   /* looked up so far */
+  struct RtMapped *mapped;          /* gpuc_module_map_host's memory */
+};
+
+/* Pinned host memory mapped for the device, whose device address the
+ * module's pointer global `name` holds (gpuc_module_map_host). */
+struct RtMapped {
+  struct RtMapped *next;
+  char *name;
+  void *host;
+  size_t bytes;
 };
 
 struct GpucFunction {

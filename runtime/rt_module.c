@@ -212,6 +212,14 @@ void rt_free_module_locked(GpucContext *ctx, GpucModule *m) {
     free(f);
     f = next;
   }
+  struct RtMapped *w = m->mapped;
+  while (w) {
+    struct RtMapped *next = w->next;
+    rt_cu.mem_free_host(w->host);
+    free(w->name);
+    free(w);
+    w = next;
+  }
   rt_cu.module_unload(m->mod);
   free(m->name);
   free(m);
@@ -461,5 +469,117 @@ GpucStatus gpuc_function_cluster_occupancy(GpucFunction *f, unsigned cluster_blo
     return GPUC_SUCCESS;
   }
   *clusters = n > 0 ? n : 0;
+  return GPUC_SUCCESS;
+}
+
+/* The mapping of global `name` in m, if made (ctx->lock held). */
+static struct RtMapped *mapped_find_locked(GpucModule *m, const char *name) {
+  for (struct RtMapped *w = m->mapped; w; w = w->next) {
+    if (strcmp(w->name, name) == 0) {
+      return w;
+    }
+  }
+  return NULL;
+}
+
+GpucStatus gpuc_module_map_host(GpucModule *m, const char *name, size_t bytes, volatile void **host) {
+  const char *api = "gpuc_module_map_host";
+  if (!m) {
+    rt_set_last_error("%s: NULL module", api);
+    return GPUC_ERROR_INVALID_VALUE;
+  }
+  GpucContext *ctx = m->obj.ctx;
+  if (!name || !host) {
+    return rt_error(ctx, GPUC_ERROR_INVALID_VALUE, "%s: NULL name or output", api);
+  }
+  *host = NULL;
+  if (bytes == 0) {
+    return rt_error(ctx, GPUC_ERROR_INVALID_VALUE, "%s: asked for 0 bytes for '%s'", api, name);
+  }
+  pthread_mutex_lock(&ctx->lock);
+  struct RtMapped *w = mapped_find_locked(m, name);
+  size_t had = w ? w->bytes : 0;
+  if (w && bytes <= had) {
+    *host = w->host;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (*host) {
+    return GPUC_SUCCESS;
+  }
+  if (w) {
+    return rt_error(ctx, GPUC_ERROR_INVALID_VALUE, "%s: '%s' was mapped with %zu bytes, asked for %zu", api, name, had, bytes);
+  }
+  struct RtMapped *made = calloc(1, sizeof *made);
+  char *copy = dup_str(name);
+  if (!made || !copy) {
+    free(made);
+    free(copy);
+    return rt_error(ctx, GPUC_ERROR_OUT_OF_MEMORY, "%s: out of host memory", api);
+  }
+  made->name = copy;
+  made->bytes = bytes;
+  /* made outside the lock (driver calls); kept unless another thread mapped
+   * the same global meanwhile */
+  bool pushed;
+  GpucStatus s = rt_enter(ctx, &pushed);
+  if (s != GPUC_SUCCESS) {
+    free(copy);
+    free(made);
+    return s;
+  }
+  CUdeviceptr global = 0, dev = 0;
+  size_t global_bytes = 0;
+  CUresult r = rt_cu.module_get_global(&global, &global_bytes, m->mod, name);
+  const char *step = "gpuc_module_map_host: cuModuleGetGlobal";
+  bool not_pointer = r == CUDA_SUCCESS && global_bytes != sizeof(CUdeviceptr);
+  if (r == CUDA_SUCCESS && !not_pointer) {
+    step = "gpuc_module_map_host: cuMemHostAlloc";
+    r = rt_cu.mem_host_alloc(&made->host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r == CUDA_SUCCESS) {
+      memset(made->host, 0, bytes);
+      step = "gpuc_module_map_host: cuMemHostGetDevicePointer";
+      r = rt_cu.mem_host_get_device_pointer(&dev, made->host, 0);
+    }
+  }
+  bool kept = false;
+  if (r == CUDA_SUCCESS && !not_pointer) {
+    pthread_mutex_lock(&ctx->lock);
+    w = mapped_find_locked(m, name);
+    if (!w) {
+      /* the global's new value, under the lock, before the mapping is seen */
+      step = "gpuc_module_map_host: cuMemcpyHtoD";
+      r = rt_cu.memcpy_htod(global, &dev, sizeof dev);
+      if (r == CUDA_SUCCESS) {
+        made->next = m->mapped;
+        m->mapped = made;
+        *host = made->host;
+        kept = true;
+      }
+    } else if (bytes <= w->bytes) {
+      *host = w->host;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  if (!kept) {
+    if (made->host) {
+      rt_cu.mem_free_host(made->host);
+    }
+    free(copy);
+    free(made);
+  }
+  rt_leave(ctx, pushed);
+  if (r == CUDA_ERROR_NOT_FOUND) {
+    return rt_error(ctx, GPUC_ERROR_NOT_FOUND, "%s: no global '%s' in module %s", api, name, m->name);
+  }
+  if (not_pointer) {
+    return rt_error(ctx, GPUC_ERROR_INVALID_VALUE, "%s: global '%s' of module %s is %zu bytes, not a pointer", api, name,
+                    m->name, global_bytes);
+  }
+  if (r != CUDA_SUCCESS) {
+    return rt_cu_error(ctx, r, step);
+  }
+  if (!*host) {
+    return rt_error(ctx, GPUC_ERROR_INVALID_VALUE, "%s: '%s' was mapped with fewer bytes than %zu", api, name, bytes);
+  }
   return GPUC_SUCCESS;
 }

@@ -144,7 +144,7 @@ int be_emit_cuda(FILE *out, IrModule *m) {
      * link (its functions are inline) */
     be_printf(&b, "#ifndef GPUC_CUDA_PRELUDE_\n#define GPUC_CUDA_PRELUDE_\n"
                   "#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n");
-    static const char *const globals[] = { "gpuc_oob_hit", "gpuc_oob_at", "gpuc_oob_flag_d", "gpuc_oob_at_d", "gpuc_size_msg" };
+    static const char *const globals[] = { "gpuc_oob_hit", "gpuc_oob_at", "gpuc_oob_flag_d", "gpuc_oob_rec_d", "gpuc_size_msg" };
     for (int i = 0; i < 5; i++) {
         be_printf(&b, "#define %s %s_", globals[i], globals[i]);
         guard_name(&b, m->file);

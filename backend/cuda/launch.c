@@ -26,8 +26,10 @@
  *   kernels, which need their whole grid resident, are not taken there)
  *   gpuc_h_clusters(h, GPUC_KERNEL(name), cluster, block, shared, &n) (clusters
  *   of a __cluster_dims__ kernel resident at once; the runtime's: 0 where the
- *   driver cannot tell)  gpuc_h_oob(h, &hit, at) (fetch and clear
- *   the device's out-of-bounds record)  gpuc_h_status(h) (a failed host read)
+ *   driver cannot tell)  gpuc_h_oob_arm(h) (before the kernels of an
+ *   entry with checked reads: where they record an index out of bounds, pinned
+ *   host memory mapped for the device)  gpuc_h_oob(h, &hit, at) (waits for the
+ *   stream, then reads and clears that record)  gpuc_h_status(h) (a failed host read)
  *   gpuc_dread(h, p, i, n, j, m) (one element of a device array)
  *   gpuc_h_count_slot(h, &p) (where a filter kernel writes its count; nvcc:
  *   mapped pinned memory, one per stream)  gpuc_h_count_read(h, &count, p)
@@ -797,6 +799,7 @@ static void host_entry(CuEmit *c, IrEntry *e, bool into) {
     be_line(b, "const int g_mark = gpuc_h_mark(gpuc_h);");
     be_line(b, "gpuc_oob_hit = 0;  /* this call's out-of-bounds record: an earlier call's does not fail it */");
     be_line(b, "gpuc_size_msg[0] = 0;");
+    if (entry_checks(e)) { be_line(b, "GPUC_TRY(gpuc_h_oob_arm(gpuc_h));  /* where the kernels record an index out of bounds */"); }
     if (c->shard) { cuda_shard_sizes(c); }
     ir_count_uses(e);  /* device_scalar_result needs each value's readers */
     c->x.ntmp = 0;

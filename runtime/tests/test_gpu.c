@@ -33,6 +33,8 @@ static const char *kernels =
     "  __syncthreads();\n"
     "  if (threadIdx.x == 0) { int t = 0; for (int k = 0; k < n; k++) t += s[k]; out[0] = t; }\n"
     "}\n"
+    "__device__ long long *mapped;\n"
+    "extern \"C\" __global__ void put_mapped(long long v) { mapped[threadIdx.x] = v + threadIdx.x; }\n"
     "extern \"C\" __global__ void spin(long long cycles) {\n"
     "  long long t0 = clock64(); while (clock64() - t0 < cycles) { }\n"
     "}\n";
@@ -336,6 +338,28 @@ static void t_module_source(void) {
   CHECK_STATUS(gpuc_launch(bump, &cfg, args), GPUC_SUCCESS);
   CHECK_STATUS(gpuc_memcpy_dtoh(ctx, &total, g, sizeof total), GPUC_SUCCESS);
   CHECK(total == 1600, "counter = %d", total);
+  /* gpuc_module_map_host: a pointer global set to mapped pinned memory that a
+   * kernel writes and the host reads after a synchronize, with no copy */
+  volatile void *mh = NULL, *mh2 = NULL;
+  CHECK_STATUS(gpuc_module_map_host(NULL, "mapped", 32, &mh), GPUC_ERROR_INVALID_VALUE);
+  CHECK_STATUS(gpuc_module_map_host(mod, "mapped", 0, &mh), GPUC_ERROR_INVALID_VALUE);
+  CHECK_STATUS(gpuc_module_map_host(mod, "no_such_global", 32, &mh), GPUC_ERROR_NOT_FOUND);
+  CHECK_STATUS(gpuc_module_map_host(mod, "counter", 32, &mh), GPUC_ERROR_INVALID_VALUE);
+  CHECK(mh == NULL && strstr(gpuc_context_error(ctx), "not a pointer"), "map_host of an int: %s", gpuc_context_error(ctx));
+  CHECK_STATUS(gpuc_module_map_host(mod, "mapped", 32, &mh), GPUC_SUCCESS);
+  const volatile long long *words = (const volatile long long *)mh;
+  CHECK(words && words[0] == 0 && words[3] == 0, "map_host: zeroed");
+  CHECK_STATUS(gpuc_module_map_host(mod, "mapped", 16, &mh2), GPUC_SUCCESS);
+  CHECK(mh2 == mh, "map_host: the same memory asked again");
+  CHECK_STATUS(gpuc_module_map_host(mod, "mapped", 64, &mh2), GPUC_ERROR_INVALID_VALUE);
+  GpucFunction *put = NULL;
+  long long base = 1000;
+  void *put_args[] = {&base};
+  GpucLaunchConfig put_cfg = {{1, 1, 1}, {4, 1, 1}, 0, NULL, 0};
+  CHECK_STATUS(gpuc_module_get_function(mod, "put_mapped", &put), GPUC_SUCCESS);
+  CHECK_STATUS(gpuc_launch(put, &put_cfg, put_args), GPUC_SUCCESS);
+  CHECK_STATUS(gpuc_stream_synchronize(ctx, NULL), GPUC_SUCCESS);
+  CHECK(words && words[0] == 1000 && words[1] == 1001 && words[3] == 1003, "map_host: a kernel's writes read on the host");
   /* A compile error reaches the context's message with NVRTC's log. */
   GpucModule *bad = NULL;
   gpuc_context_clear_error(ctx);

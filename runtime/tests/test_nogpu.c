@@ -88,6 +88,8 @@ int main(int argc, char **argv) {
   GpucFunction *f = NULL;
   CHECK_STATUS(gpuc_module_get_function(NULL, "k", &f), bad);
   CHECK_STATUS(gpuc_module_get_global(NULL, "g", &p, NULL), bad);
+  volatile void *mapped = NULL;
+  CHECK_STATUS(gpuc_module_map_host(NULL, "g", 8, &mapped), bad);
   GpucFunctionInfo fi;
   CHECK_STATUS(gpuc_function_info(NULL, &fi), bad);
   CHECK(strcmp(gpuc_function_name(NULL), "") == 0 && gpuc_function_handle(NULL) == NULL, "function accessors");

@@ -7,6 +7,7 @@
  *          $(pkg-config --libs --static gpuc) */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "vec.h"
@@ -119,6 +120,21 @@ int main(void) {
         failures++;
     } else {
         printf("expected error: %s\n", vec_last_error());
+    }
+    /* a good call after it succeeds, and the same bad call fails again:
+     * the record is cleared when it is read */
+    int64_t good[2] = { 1, N - 1 };
+    vec_i64_1d *dg;
+    TRY(vec_i64_1d_new(lib, good, 2, &dg));
+    TRY(vec_pick(lib, dx, dg, &picked));
+    TRY(vec_f32_1d_read(lib, picked, r));
+    check("pick after a failed pick", r[1], x[N - 1], 0);
+    TRY(vec_f32_1d_free(lib, picked));
+    TRY(vec_i64_1d_free(lib, dg));
+    st = vec_pick(lib, dx, di, &picked);
+    if (st != GPUC_ERROR_INVALID_VALUE || picked || !strstr(vec_last_error(), "out of bounds")) {
+        printf("FAIL pick out of bounds, again: %s, %s\n", gpuc_status_name(st), vec_last_error());
+        failures++;
     }
     TRY(vec_i64_1d_free(lib, di));
 

@@ -115,6 +115,13 @@ int main() {
     TRY(cudaMemcpyAsync(picked, dout, sizeof picked, cudaMemcpyDeviceToHost, s));
     TRY(cudaStreamSynchronize(s));
     check("pick after a failed pick", picked[1], x[n - 1], 0);
+    // and the same bad call fails again: the record was cleared when read
+    TRY(cudaMemcpyAsync(dbad, bad, sizeof bad, cudaMemcpyHostToDevice, s));
+    rc = gpuc_dev_pick_into(s, n, 2, dx, dbad, dout);
+    if (rc != -1 || !gpuc_oob_hit || gpuc_oob_at[0] != n + 7 || gpuc_oob_at[1] != n) {
+        std::printf("FAIL pick out of bounds, again: %d\n", rc);
+        failures++;
+    }
 
     cudaFree(dbad);
     cudaFree(dnorm);
