@@ -98,7 +98,7 @@ def bytes_moved(case, dtype, n, m, out_n):
 AHEAD_OF_TORCH = [("time", 1.0, "torch"), ("time", 1.0, "torch_compile")]
 
 
-def targets(case, dtype, m):
+def targets(case, dtype, n, m):
     if case == "saxpy":
         return [("ratio", 0.95, None)]
     if case == "chain":
@@ -122,7 +122,8 @@ def targets(case, dtype, m):
     if case in ("layer_norm", "xent"):
         return AHEAD_OF_TORCH
     if case == "matmul":
-        return [("speed", 0.6, "cublas")] + ([("speed", 2.0, "seed")] if dtype == "f64" else [])
+        # the seed kernel is timed at 1024^3 only (bench/peers_cub.cu), the size its target was set at
+        return [("speed", 0.6, "cublas")] + ([("speed", 2.0, "seed")] if dtype == "f64" and n == 1024 else [])
     return []
 
 
@@ -304,7 +305,7 @@ def main():
         row["vs_best"] = us / have[row["best_peer"]] if us and have else None
         row["target"], row["result"], row["targets"] = "-", "-", []
         if with_target:
-            tl = targets(case, dtype, m)
+            tl = targets(case, dtype, n, m)
         elif with_target is None and case in REDUCE + SCAN and n <= (1 << 20):
             tl = [("time", 1.2, "cub")]
         else:
@@ -473,7 +474,7 @@ def main():
     if a.recheck_plan:
         for r in rows:
             tie = r["n"] == tn and r["case"] not in ROWS_2D and r["gpuc_us"] and r["peers"].get("cub")
-            if tie and ("time", 1.0, "cub") in targets(r["case"], r["dtype"], r["m"]) and \
+            if tie and ("time", 1.0, "cub") in targets(r["case"], r["dtype"], int(r["n"]), r["m"]) and \
                     abs(r["gpuc_us"] / r["peers"]["cub"] - 1.0) <= RECHECK_NEAR:
                 print(f"cub {r['case']} {r['dtype']}")
         for r in path_rows:
