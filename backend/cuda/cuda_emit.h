@@ -136,6 +136,19 @@ RowStash row_stash(const IrKernel *k);
  * arrays (at most ROW_BIG_READS) its post reads as vectors at the
  * element's column, which the launcher checks are 16-byte aligned too. */
 #define ROW_BIG_READS 8
+/* NAME_warp (grep "ROW WARP"): the register-only kernel with a warp a row,
+ * ROW_WARP_ITEMS vectors a lane and ROW_WARP_BLOCK threads a block, for
+ * aligned rows of whole vectors up to 32 x ROW_WARP_ITEMS vectors (f32
+ * 256, f64 128); emitted and taken where GPUC_ROW_WARP is 1 (gpuc's
+ * environment or -DGPUC_ROW_WARP=1; off by default until measured). */
+#define ROW_WARP_ITEMS 2
+#define ROW_WARP_BLOCK 128
+/* __launch_bounds__'s blocks an SM: 4-byte rows 12 (1536 threads, at most
+ * 40 registers: ptxas, sm_90, softmax 32, LayerNorm 34, no spills); 8-byte
+ * rows 8 (at 12, f64 softmax spilled 16 bytes) */
+#define ROW_WARP_MIN_BLOCKS(esz) ((esz) == 8 ? 8 : 12)
+void row_warp_macro(CuEmit *c);
+const char *row_warp_name(CuEmit *c, const IrKernel *k);
 int row_big_block(const IrKernel *k);
 int row_big_reads(const IrKernel *k, const IrValue **vals);
 const char *row_big_name(CuEmit *c, const IrKernel *k);

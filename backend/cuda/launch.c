@@ -179,6 +179,21 @@ static int device_scalar_result(CuEmit *c, const IrValue *v) {
     return first >= 0 && v->nuses == times ? first : -1;
 }
 
+/* The condition that every array the row kernel k reads or writes as
+ * vectors (its inputs, its post's results, the post's reads at the column:
+ * row_big_reads) starts on a 16-byte boundary, and `whole` (its rows are
+ * whole vectors): then every row does (ROW BIG, ROW WARP). */
+static const char *row_aligned(CuEmit *c, IrKernel *k, const char *whole) {
+    IrStmt *s = k->stmt;
+    const IrValue *reads[ROW_BIG_READS];
+    int nreads = row_big_reads(k, reads), nred = ir_stmt_red_width(s);
+    char *e = be_strf(&c->x, "%s && ((", whole);
+    for (int i = 0; i < s->nins; i++) { e = be_strf(&c->x, "%s%s(uintptr_t)%s", e, i ? " | " : "", be_vname(s->ins[i])); }
+    for (int r = 0; r < s->post->nres; r++) { e = be_strf(&c->x, "%s | (uintptr_t)%s", e, be_vname(s->outs[nred + r])); }
+    for (int i = 0; i < nreads; i++) { e = be_strf(&c->x, "%s | (uintptr_t)%s", e, be_vname(reads[i])); }
+    return be_strf(&c->x, "%s) & 15) == 0", e);
+}
+
 /* ROW STREAM (rows.c): NAME_st instead of the clusters for long rows.
  * The kernel's grid must be resident at once (its blocks wait on each
  * other's partials): the blocks an SM that its registers and its ring
@@ -481,15 +496,13 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
              * for comparisons */
             be_printf(b, "#ifndef GPUC_ROW_BIG_BLOCK\n#define GPUC_ROW_BIG_BLOCK 1  /* -DGPUC_ROW_BIG_BLOCK=0: no big block; 1: rows up to %d x %d elements in one block's registers */\n#endif\n",
                       row_big_block(k), per);
-            be_printf(b, "%*sconst bool g_big = GPUC_ROW_BIG_BLOCK && %s > (int64_t)%d && %s <= (int64_t)%d && %s %% %d == 0 &&\n", b->indent * 4, "", cols,
-                      k->block * per, cols, row_big_block(k) * per, cols, k->vec);
-            be_printf(b, "%*s    ((", b->indent * 4, "");
-            const IrValue *reads[ROW_BIG_READS];
-            int nreads = row_big_reads(k, reads), nred = ir_stmt_red_width(s);
-            for (int i = 0; i < s->nins; i++) { be_printf(b, "%s(uintptr_t)%s", i ? " | " : "", be_vname(s->ins[i])); }
-            for (int r = 0; r < s->post->nres; r++) { be_printf(b, " | (uintptr_t)%s", be_vname(s->outs[nred + r])); }
-            for (int i = 0; i < nreads; i++) { be_printf(b, " | (uintptr_t)%s", be_vname(reads[i])); }
-            be_printf(b, ") & 15) == 0;  /* every row on a 16-byte boundary */\n");
+            be_line(b, "const bool g_aligned = %s;  /* whole vectors a row, every row on a 16-byte boundary */",
+                    row_aligned(c, k, be_strf(&c->x, "%s %% %d == 0", cols, k->vec)));
+            be_line(b, "const bool g_big = GPUC_ROW_BIG_BLOCK && %s > (int64_t)%d && %s <= (int64_t)%d && g_aligned;", cols, k->block * per, cols,
+                    row_big_block(k) * per);
+            /* ROW WARP (rows.c): a warp a row, under GPUC_ROW_WARP */
+            row_warp_macro(c);
+            be_line(b, "const bool g_warp = GPUC_ROW_WARP && %s <= (int64_t)%d && g_aligned;  (void)g_warp;", cols, 32 * ROW_WARP_ITEMS * k->vec);
             if (st.reads) {
                 be_line(b, "const bool g_cl = !g_big && GPUC_ROW_CLUSTER && %s > (int64_t)%d && gpuc_h_shared_max(gpuc_h) > 200 * 1024;", cols, k->block * per);
             } else {
@@ -587,6 +600,19 @@ static void host_stmt(CuEmit *c, IrKernel *k) {
             pr.n--;
             IrKernel big = *k;
             big.name = row_big_name(c, k);
+            /* ROW WARP: the rows' kernel parameters less g_tpr and g_sv, a warp a row */
+            KParams pw = p;
+            pw.n -= 2;
+            IrKernel warp = *k;
+            warp.name = row_warp_name(c, k);
+            be_printf(b, "#if GPUC_ROW_WARP\n");
+            be_line(b, "if (g_warp) {");
+            be_line(b, "    const int64_t g_wblocks = (%s + %d) / %d;", rows, ROW_WARP_BLOCK / 32 - 1, ROW_WARP_BLOCK / 32);
+            b->indent++;
+            launch_block(c, &warp, &pw, "(unsigned)(g_wblocks < 65535 * 16 ? g_wblocks : 65535 * 16)", "1", be_strf(&c->x, "%du", ROW_WARP_BLOCK), "0");
+            b->indent--;
+            be_line(b, "} else");
+            be_printf(b, "#endif\n");
             if (row_stream_ok(k)) {
                 row_stream_launch(c, k);
                 be_line(b, "} else if (g_big) {");

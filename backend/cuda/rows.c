@@ -38,6 +38,12 @@ static const char *row_col = "g_col";
  * element's column (LayerNorm's weight and bias) taken as vectors, once
  * per element per row. */
 static bool row_big_variant;
+/* Set while emit_segred_row writes the warp variant (ROW WARP, NAME_warp):
+ * the register-only kernel with g_tpr a constant 32 (a warp a row, its
+ * shuffles unrolled and no block-wide exchange), ROW_WARP_ITEMS vectors a
+ * lane, and, as in the big block, rows the launcher has checked start on
+ * 16-byte boundaries and are whole vectors (no head or tail loop). */
+static bool row_warp_variant;
 /* Set while emit_row_kernel writes a kernel that, with its
  * GPUC_ROW_PERSIST_<kernel> at 2 (ROW PERSIST), loads the next row's part while it writes this one: the
  * cluster variant with a stash (NAME_cl) and the big block, which a persistent grid of the
@@ -197,7 +203,7 @@ static void bind_col_reads(CuEmit *c, const IrStmt *s, const IrExpr *e, const Ir
 static void row_col_vector(CuEmit *c, IrKernel *k, const IrValue *val, const char *name, const char *v) {
     BeBuf *b = c->b;
     const char *tn = ir_scalar_name(val->elem);
-    if (row_big_variant) {
+    if (row_big_variant || row_warp_variant) {
         be_line(b, "%s = ((const gpuc_v16_%s *)%s)[%s];", name, tn, be_vname(val), v);
         return;
     }
@@ -358,9 +364,10 @@ static void row_uses(CuEmit *c, IrKernel *k, int n, const char *vb, const char *
                 be_line(b, "if (%s < %s) {", v, lim);
                 b->indent++;
                 for (int i = 0; i < nreads; i++) {
-                    if (!row_big_variant) { be_line(b, "{"); b->indent++; }
+                    bool direct = row_big_variant || row_warp_variant;
+                    if (!direct) { be_line(b, "{"); b->indent++; }
                     row_col_vector(c, k, reads[i], be_strf(&c->x, "g_rd%d_%d", u, i), v);
-                    if (!row_big_variant) { b->indent--; be_line(b, "}"); }
+                    if (!direct) { b->indent--; be_line(b, "}"); }
                 }
                 b->indent--;
                 be_line(b, "}");
@@ -1178,7 +1185,8 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     IrStmt *s = k->stmt;
     KParams p = { 0 };
     stmt_params(c, s, &p);
-    kp_add(c, &p, "const int g_tpr", "g_tpr");
+    bool warp = row_warp_variant;
+    if (!warp) { kp_add(c, &p, "const int g_tpr", "g_tpr"); }
     RowStash st = row_stash(k);
     if (st.on) { kp_add(c, &p, "const int g_sv", "g_sv"); }
     bool cl = row_cluster_variant;
@@ -1204,8 +1212,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     kernel_comment(c, k);
     /* with a stash, at most 128 registers a thread (the blocks' count the
      * launcher's stash sizes assume: grep "ROW STASH") */
-    int min_blocks = row_big_variant ? 1 : row_regs_variant ? row_regs_min_blocks(k) : st.on && k->block < 512 ? 512 / k->block : 0;
+    int min_blocks = row_big_variant ? 1 : warp ? ROW_WARP_MIN_BLOCKS(ir_scalar_size(s->ins[0]->elem)) : row_regs_variant ? row_regs_min_blocks(k) :
+                     st.on && k->block < 512 ? 512 / k->block : 0;
     bool big = row_big_variant;
+    bool whole = big || warp;  /* rows of whole vectors on 16-byte boundaries (the launcher checked): no head, no tail */
     /* not NAME_clregs: at its 80 registers (3 blocks an SM) LayerNorm's
      * next row spilled 52 bytes (ptxas, sm_90) */
     row_prefetch = ((cl && !row_regs_variant) || big) && k->stmt->post && k->vectorize;
@@ -1228,6 +1238,8 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         for (int i = 0; i < p.n; i++) { be_printf(b, "%s%s", i ? ",\n    " : "", p.decl[i]); }
         be_printf(b, ")\n{\n");
         b->indent = 1;
+    } else if (warp) {
+        signature_attrs(c, k, &p, be_strf(&c->x, "__launch_bounds__(%d, %d)", k->block, min_blocks));
     } else if (row_regs_variant && !big) {
         /* the register-only kernel's blocks per SM, -DGPUC_ROW_REGS_BLOCKS=N
          * for all of them (a comparison: bench/try_rows.sh's rbN) */
@@ -1244,6 +1256,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     char ***racc = acc_names(c, s);
     int id = shared_id++;
     row_kernel_id = id;
+    if (warp) { be_line(b, "const int g_tpr = 32;  /* a warp a row (ROW WARP) */"); }
     be_line(b, "const int g_lane = (int)threadIdx.x & (g_tpr - 1);");
     be_line(b, "const int g_wl = g_tpr < 32 ? g_tpr : 32;  /* the row's lanes in a warp */");
     if (!cl && !big) { be_line(b, "const int64_t g_rpb = (int64_t)(blockDim.x / (unsigned)g_tpr);"); }
@@ -1268,7 +1281,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         be_line(b, "__syncthreads();");
         be_printf(b, "#endif\n");
     }
-    if (k->vectorize && !big) {
+    if (k->vectorize && !whole) {
         /* every row of every array starts at the same offset from a 16-byte boundary */
         be_printf(b, "    const bool g_vec = ((");
         int any = 0;
@@ -1326,7 +1339,7 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
     if (k->vectorize) {
         int esz = ir_scalar_size(s->ins[0]->elem);
-        if (big) {
+        if (whole) {
             be_line(b, "const int64_t g_head = 0;  /* no head, no tail: the launcher checked */");
             be_line(b, "const int64_t g_nv = %s / %d;", cols, k->vec);
         } else {
@@ -1358,9 +1371,9 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
             be_line(b, "%s g_mx = %s;  /* the row's maximum: the stash's first */", ct(t), t == IR_F32 ? "(-gpuc_inff())" : "(-gpuc_inf())");
         }
         be_line(b, "/* phase 1: reduce the row */");
-        if (!big) { row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc); }
+        if (!whole) { row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", false, racc); }
         row_vectors(c, k, false, sm, racc);
-        if (!big) { row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc); }
+        if (!whole) { row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", false, racc); }
     } else if (k->ordered) {
         be_line(b, "/* phase 1: reduce the row, a contiguous run per thread (operator not commutative) */");
         be_line(b, "const int64_t g_run = (%s + g_tpr - 1) / g_tpr;", cols);
@@ -1401,9 +1414,9 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
         if (row_prefetch) { row_next_geometry(c, k, rows, cols0); }
         be_line(b, "/* phase 2: the post at every element of the row */");
         if (k->vectorize) {
-            if (!big) { row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc); }
+            if (!whole) { row_scalar_loop(c, s, "g_lane", "g_col < g_head", "g_tpr", true, racc); }
             row_vectors(c, k, true, false, racc);
-            if (!big) { row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc); }
+            if (!whole) { row_scalar_loop(c, s, be_strf(&c->x, "g_head + g_nv * %d + g_lane", k->vec), be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc); }
         } else {
             row_scalar_loop(c, s, "g_lane", be_strf(&c->x, "g_col < %s", cols), "g_tpr", true, racc);
         }
@@ -1816,6 +1829,21 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
         be_expr_reset(&c->x);
         emit_row_stream(c, &twin);
     }
+    if (variants) {
+        /* ROW WARP: inside #if GPUC_ROW_WARP, as its launch */
+        IrKernel twin = *k;
+        row_warp_variant = row_regs_variant = true;
+        twin.name = row_warp_name(c, k);
+        twin.block = ROW_WARP_BLOCK;
+        twin.items = ROW_WARP_ITEMS;
+        be_expr_reset(&c->x);
+        row_warp_macro(c);
+        be_printf(c->b, "#if GPUC_ROW_WARP\n");
+        emit_row_kernel(c, &twin);
+        be_printf(c->b, "#endif\n");
+        row_warp_variant = row_regs_variant = false;
+        row_exp_node = NULL;
+    }
 }
 
 /* The big-block variant's threads (ROW BIG): ptxas, sm_90: at 1024 (64
@@ -1823,6 +1851,28 @@ void emit_segred_row(CuEmit *c, IrKernel *k) {
  * take 64 and 60 registers, no spills; f64 softmax spilled 92 bytes, so
  * 8-byte rows take 512 (128 registers). */
 int row_big_block(const IrKernel *k) { return ir_scalar_size(k->stmt->ins[0]->elem) == 8 ? 512 : 1024; }
+
+/* ROW WARP. Short rows in the register-only kernel at 8 lanes a row and 8
+ * vectors a lane (@items(8)) run at a third of the SM's warps (80
+ * registers); at 2 vectors a lane with g_tpr chosen at run time the kernel
+ * executed 1.44x torch's instructions (the row's 64-bit head and tail
+ * bounds, the shuffle loops' trip counts): 1.3x slower. A warp-a-row
+ * prototype with the least per-row work (bench/try_softmax_warp.cu, 28
+ * registers, 128 threads a block) ran at the copy rate, 1% ahead of
+ * torch.softmax at rows of 256 (H200, 2026-11-29; docs/performance.md,
+ * fifteenth round). NAME_warp is that form of the register-only kernel:
+ * g_tpr the constant 32, 2 vectors a lane, no head or tail, 128 threads a
+ * block. Not measured yet as generated, so off unless GPUC_ROW_WARP is 1
+ * (gpuc's environment when it emits, or -DGPUC_ROW_WARP=1): the kernel
+ * and its launch are inside #if GPUC_ROW_WARP. */
+void row_warp_macro(CuEmit *c) {
+    const char *env = getenv("GPUC_ROW_WARP");
+    be_printf(c->b, "#ifndef GPUC_ROW_WARP\n#define GPUC_ROW_WARP %d  /* 1: short aligned rows with a warp a row (NAME_warp; rows.c, grep \"ROW WARP\") */\n#endif\n",
+              env && strcmp(env, "1") == 0);
+}
+
+/* The warp variant's name (ROW WARP): NAME_warp. */
+const char *row_warp_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_warp", k->name); }
 
 /* The big-block variant's name (ROW BIG): NAME_big. */
 const char *row_big_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_big", k->name); }
