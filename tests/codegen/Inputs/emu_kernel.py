@@ -1,5 +1,5 @@
 """emu_kernel.py: what the CPU emulation scripts (scan_stream_emu.py,
-row_stream_emu.py) take from a generated CUDA file: one kernel's text
+row_stream_emu.py, row_warp_emu.py) take from a generated CUDA file: one kernel's text
 without its mbarrier-init fence (the emulation has no async proxy), and its
 block's threads (the kernel's __launch_bounds__; that the launcher launches
 as many is stream_launch_threads.test's check)."""
