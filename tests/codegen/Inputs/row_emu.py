@@ -8,13 +8,22 @@ grid=G: N mismatches (...)"."""
 import re
 
 CASES = {'sm10_f32': 'CASE_SM', 'smstat10_f32': 'CASE_SM', 'logsm10_f32': 'CASE_LOGSM',
-         'ln10_f32': 'CASE_LN', 'center10_f32': 'CASE_CENTER'}
+         'ln10_f32': 'CASE_LN', 'center10_f32': 'CASE_CENTER',
+         'sm11_f32': 'CASE_SM', 'smstat11_f32': 'CASE_SM', 'logsm11_f32': 'CASE_LOGSM',
+         'ln11_f32': 'CASE_LN', 'sm11_f64': 'CASE_SM'}
+
+
+def elem(name):
+    """the C type of the entry's matrix (elem_t): f64 entries end in _f64"""
+    return 'double' if name.endswith('_f64') else 'float'
 
 # the helpers the row kernels call, over scan_stream_emu.h's warps
 DEVICE = '''
 struct __align__(16) gpuc_v16_f32 { float v[4]; };
+struct __align__(16) gpuc_v16_f64 { double v[2]; };
 #define GPUC_ROW_COL_VECTORS 1
 static inline float gpuc_inff(void) { return INFINITY; }
+static inline double gpuc_inf(void) { return INFINITY; }
 template <class T> static T gpuc_shfl_xor(T v, int off) { return emu_pick(v, (int)((threadIdx.x & 31) ^ (unsigned)off)); }
 '''
 
@@ -34,11 +43,12 @@ def params(body):
 
 def check(name):
     """C++ (in main, after the grid ran): compare A.out's matrix `res` and
-    stored row results with the reference, count `errs`, print, return"""
+    stored row results (of elem_t, the matrix's type) with the reference,
+    count `errs`, print, return"""
     return '''
     long errs = 0; double worst = 0;
     for (int64_t r = 0; r < rows; r++) {
-        const float *x = A.a + r * m;
+        const elem_t *x = A.a + r * m;
         double mx = -INFINITY, s = 0, ss = 0;
         for (int64_t c = 0; c < m; c++) { mx = fmax(mx, x[c]); s += x[c]; ss += (double)x[c] * x[c]; }
         double se = 0;
@@ -46,7 +56,7 @@ def check(name):
         double mu = s / m, inv = 1.0 / sqrt(ss / m - mu * mu + 1e-5);
         for (int64_t c = 0; c < m; c++) {
 #if CASE_SM
-            double want = exp(x[c] - mx) / se, tol = 1e-6 * want + 1e-12;
+            double want = exp(x[c] - mx) / se, tol = (sizeof(elem_t) == 8 ? 1e-12 : 1e-6) * want + 1e-12;
 #elif CASE_LOGSM
             double want = x[c] - mx - log(se), tol = 1e-5 * fabs(want) + 1e-5;
 #elif CASE_LN
@@ -59,8 +69,8 @@ def check(name):
             if (!(d <= tol)) { if (errs++ < 10) printf("mismatch at row %ld col %ld: %g against %g\\n", (long)r, (long)c, got, want); }
         }
 #if CASE_SM
-        const float *rmx = (const float *)A.out[0], *rse = (const float *)A.out[1];
-        if (STORED0 && rmx[r] != (float)mx) { if (errs++ < 10) printf("row %ld: max %g against %g\\n", (long)r, rmx[r], mx); }
+        const elem_t *rmx = (const elem_t *)A.out[0], *rse = (const elem_t *)A.out[1];
+        if (STORED0 && rmx[r] != (elem_t)mx) { if (errs++ < 10) printf("row %ld: max %g against %g\\n", (long)r, rmx[r], mx); }
         if (STORED1 && !(fabs(rse[r] - se) <= 1e-4 * se)) { if (errs++ < 10) printf("row %ld: sum %g against %g\\n", (long)r, rse[r], se); }
 #elif CASE_CENTER && STORED0
         const double *rs = (const double *)A.out[0];
@@ -75,11 +85,11 @@ def check(name):
 
 def host_start(k, args, fields, nbytes):
     """C++: the arguments' struct A (n, m, the input a, the weight and bias
-    w and b, the outputs, and `fields`), a thread's call of kernel k with
+    w and b, of elem_t, the outputs, and `fields`), a thread's call of kernel k with
     `args`, and main up to A's inputs, allocated with the rest of `nbytes`
     (an expression of rows, m and n) in memory every block's process shares"""
     return f'''
-struct Args {{ int64_t n, m; float *a, *w, *b; void *out[3];{fields} }};
+struct Args {{ int64_t n, m; elem_t *a, *w, *b; void *out[3];{fields} }};
 static Args A;
 static void *emu_thread(void *p) {{
     threadIdx.x = (unsigned)(uintptr_t)p; threadIdx.y = threadIdx.z = 0;
@@ -96,7 +106,8 @@ int main(int argc, char **argv) {{
     unsigned char *at = mem;
     emu_glock = (int *)emu_take(&at, 64);
     A.n = rows; A.m = m;
-    A.a = (float *)emu_take(&at, 4 * n); A.w = (float *)emu_take(&at, 4 * m); A.b = (float *)emu_take(&at, 4 * m);
-    for (size_t e = 0; e < n; e++) A.a[e] = (float)(rand() % 40000) / 1000.0f - 20.0f;
-    for (int64_t c = 0; c < m; c++) {{ A.w[c] = (float)(rand() % 2000) / 1000.0f; A.b[c] = (float)(rand() % 2000) / 1000.0f - 1.0f; }}
+    A.a = (elem_t *)emu_take(&at, sizeof(elem_t) * n); A.w = (elem_t *)emu_take(&at, sizeof(elem_t) * m);
+    A.b = (elem_t *)emu_take(&at, sizeof(elem_t) * m);
+    for (size_t e = 0; e < n; e++) A.a[e] = (elem_t)(rand() % 40000) / 1000 - 20;
+    for (int64_t c = 0; c < m; c++) {{ A.w[c] = (elem_t)(rand() % 2000) / 1000; A.b[c] = (elem_t)(rand() % 2000) / 1000 - 1; }}
 '''

@@ -32,7 +32,7 @@ for p in params:
     args.append({'v_n': 'A.n', 'v_m': 'A.m', 'v_A': 'A.a', 'v_w': 'A.w', 'v_b': 'A.b', 'g_ppr': 'A.ppr',
                  'g_sparts': 'A.parts', 'g_scnt': 'A.cnt'}.get(p, None) or
                 '(%s *)A.out[%d]' % ('double' if name == 'center10_f32' and p == outs[0] else 'float', outs.index(p)))
-out = ['#define %s 1\n%s\n#include "scan_stream_emu.h"' % (case, '\n'.join(stored)), '''
+out = ['#define %s 1\n%s\n#include "scan_stream_emu.h"\ntypedef float elem_t;' % (case, '\n'.join(stored)), '''
 ''' + row_emu.DEVICE + '''static inline void __nanosleep(unsigned) { sched_yield(); }
 static void gpuc_st_bar_init(unsigned long long *bar, unsigned n) { gpuc_ss_init(gpuc_smem32(bar), n); }
 static void gpuc_st_arrive(unsigned long long *bar) { gpuc_ss_arrive(gpuc_smem32(bar)); }
