@@ -139,8 +139,8 @@ RowStash row_stash(const IrKernel *k);
 /* NAME_warp (grep "ROW WARP"): the register-only kernel with a warp a row,
  * ROW_WARP_ITEMS vectors a lane and ROW_WARP_BLOCK threads a block, for
  * aligned rows of whole vectors up to 32 x ROW_WARP_ITEMS vectors (f32
- * 256, f64 128); emitted and taken where GPUC_ROW_WARP is 1 (gpuc's
- * environment or -DGPUC_ROW_WARP=1; off by default until measured). */
+ * 256, f64 128); emitted and taken unless GPUC_ROW_WARP is 0 (gpuc's
+ * environment or -DGPUC_ROW_WARP=0). */
 #define ROW_WARP_ITEMS 2
 #define ROW_WARP_BLOCK 128
 /* __launch_bounds__'s blocks an SM: 4-byte rows 12 (1536 threads, at most

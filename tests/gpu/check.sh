@@ -4,7 +4,7 @@
 #   - every test block of examples/, stdlib/ and tests/gpu/blocks/ on the CUDA backend, against
 #     its expected values or the C backend on the same generated inputs
 #     (tests/gpu/blocks/scan_stream_wide.gdsl once more with GPUC_SCAN_WIDE=1,
-#     the row blocks and examples/softmax.gdsl once more with GPUC_ROW_WARP=1);
+#     the row blocks and examples/softmax.gdsl once more with GPUC_ROW_WARP=0);
 #   - under compute-sanitizer memcheck, racecheck and synccheck: the first
 #     small test block of every entry of the examples that cover every kernel
 #     kind and scalar type (SANITIZE_FILES=all: of every file);
@@ -43,10 +43,11 @@ ls "$root"/tests/gpu/blocks/*.gdsl > /dev/null 2>&1 && blocks+=("$root/tests/gpu
 # (GPUC_SCAN_WIDE, backend/cuda/scan.c): its test blocks again with it on
 [ "${GPUC_CHECK_BLOCKS:-1}" = 1 ] && [ -f "$root/tests/gpu/blocks/scan_stream_wide.gdsl" ] &&
   check test_blocks_scan_wide env GPUC_SCAN_WIDE=1 "$gpuc" test --backend=cuda "$root/tests/gpu/blocks/scan_stream_wide.gdsl"
-# the warp-a-row kernel for short rows is off by default too (GPUC_ROW_WARP,
-# backend/cuda/rows.c, grep "ROW WARP"): the row kernels' blocks again with it on
+# short aligned rows take the warp-a-row kernel (GPUC_ROW_WARP, on by default;
+# backend/cuda/rows.c, grep "ROW WARP"): the row blocks again with it off, so
+# that the part-of-a-warp kernel those rows took before runs too
 [ "${GPUC_CHECK_BLOCKS:-1}" = 1 ] && ls "$root"/tests/gpu/blocks/rows*.gdsl > /dev/null 2>&1 &&
-  check test_blocks_row_warp env GPUC_ROW_WARP=1 "$gpuc" test --backend=cuda "$root"/tests/gpu/blocks/rows*.gdsl "$root/examples/softmax.gdsl"
+  check test_blocks_row_nowarp env GPUC_ROW_WARP=0 "$gpuc" test --backend=cuda "$root"/tests/gpu/blocks/rows*.gdsl "$root/examples/softmax.gdsl"
 
 nvrtc_free_start() {
   local cache; cache=$(mktemp -d)

@@ -68,7 +68,9 @@ export PATH=$PATH:${GPUC_CUDA_HOME:-/usr/local/cuda}/bin
 # of two f32 arrays; tiles of 4096 items) past one tile, only with
 # GPUC_SCAN_WIDE=1 in the environment (off by default; the scan_wide_* cases
 # then run it, as on 2026-11-28); rows of at least
-# 65536 4-byte elements in whole chunks of 8192 (NAME_st).
+# 65536 4-byte elements in whole chunks of 8192 (NAME_st); rows of whole
+# 16-byte vectors up to 256 f32 (128 f64) with a warp a row (NAME_warp; the
+# row_warp* cases) unless GPUC_ROW_WARP=0 (then a part of a warp a row).
 CASES=$(cat <<'EOF'
 map_saxpy      map_saxpy      il  =2.5;f32:1;f32:1  =2.5;f32:4099;f32:4099  =-1.0;f32:70001;f32:70001
 map_bcast      map_bcast      -   f32:3x33;f32:33;f32:3  f32:130x1027;f32:1027;f32:130
@@ -99,6 +101,10 @@ row_softmax_f64 row_softmax_f64 - f64:5x33  f64:3x4095  f64:2x8192  f64:2x8191  
 row_layernorm  row_layernorm  -   f32:5x33;f32:33;f32:33  f32:3x4097;f32:4097;f32:4097  f32:2x16384;f32:16384;f32:16384  f32:2x16385;f32:16385;f32:16385  f32:2x70001;f32:70001;f32:70001
 row_xent       row_xent       -   f32:9x33;i64:9:0:33  f32:3x4097;i64:3:0:4097  f32:2x40001;i64:2:0:40001
 row_xent_oob   row_xent       e1  f32:3x33;i64:3:33:40  f32:2x40001;i64:2:-9:-1
+row_warp       row_softmax    i   f32:9x256  f32:37x128  f32:5x4  f32:3x252
+row_warp_f64   row_softmax_f64 -  f64:9x128  f64:5x2
+row_warp_ln    row_layernorm  -   f32:9x256;f32:256;f32:256
+row_warp_xent  row_xent       -   f32:9x256;i64:9:0:256
 col_sum        col_sum        -   f32:1000x33  f32:33x4097
 col_argmin     col_argmin     -   f64:7x5  f64:300x257
 scatter_perm   scatter_perm   -   f32:33  f32:70001
@@ -134,6 +140,7 @@ row_sum        row_sum        -   f32:5x33  f32:2x40001
 row_softmax    row_softmax    -   f32:3x4097  f32:2x16384  f32:2x16383  f32:2x70001
 row_layernorm  row_layernorm  -   f32:2x16385;f32:16385;f32:16385
 row_xent       row_xent       -   f32:2x40001;i64:2:0:40001
+row_warp       row_softmax    -   f32:37x128  f32:9x256
 scan_stream_f32 scan_incl_f32 -   f32:2000001
 row_softmax_st row_softmax    -   f32:3x65536
 scan_wide_tuple scan_tuple    -   f32:1638405;f32:1638405

@@ -1,7 +1,7 @@
 """row_warp_emu.py CU ENTRY OUT.cpp [--lane-shift]: the warp-a-row kernel
 ENTRY_k0_rowred_warp (backend/cuda/rows.c, grep "ROW WARP") of the generated
 CUDA file CU (tests/gpu/blocks/rows11.gdsl's entries, emitted with
-GPUC_ROW_WARP=1) as a C++ program over scan_stream_emu.h that runs it on
+GPUC_ROW_WARP on, the default) as a C++ program over scan_stream_emu.h that runs it on
 the CPU (OUT rows m grid seed: a rows x m matrix, m whole vectors up to 256
 f32 or 128 f64, `grid` blocks of the kernel's threads, a warp a row, the
 grid striding over the rows) and compares the row results it stores and
