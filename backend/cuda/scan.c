@@ -283,9 +283,20 @@ static void wait_status_word(BeBuf *b) {
  * maximum): the publisher warp has stored the aggregate too, and lane 0
  * waits for its pubd barrier (slot g_sl, phase g_pubd_parity) before it stores the
  * prefix, so the status of the word never goes down. One look-back for
- * every scan kernel (emit_scan, the SCAN BULK variants). */
+ * every scan kernel (emit_scan, the SCAN BULK variants). With 16-byte words
+ * and GPUC_SCAN_LOOKBACK=64 (LOOKBACK 64, below) a round is 64
+ * predecessors, two words a lane. */
 static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int word, int NW, bool ta_declared, int stream) {
     BeBuf *b = c->b;
+    /* LOOKBACK 64 (an experiment, off): with GPUC_SCAN_LOOKBACK=64 in gpuc's
+     * environment, a look-back over 16-byte words reads two words a lane, 64
+     * predecessors a round, both loads in flight at once. On an H200
+     * (2026-11-29, docs/performance.md, sixteenth round) the register
+     * kernel's look-back took 2.07 rounds of 32 a tile for the recurrence
+     * (2.05 for the i64 scan) while three warps of four waited at the
+     * barrier after it: a third of the warps' stall samples. */
+    const char *lb_env = getenv("GPUC_SCAN_LOOKBACK");
+    const bool pairs = word == 16 && lb_env && strcmp(lb_env, "64") == 0;
     if (stream == 3) {
         be_line(b, "/* the decoupled look-back, 32 predecessors at a time (status 0 none yet, 1");
         be_line(b, " * aggregate, 2 inclusive prefix, packed with the value in one 16-byte word); the");
@@ -331,7 +342,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
         b->indent--;
         be_line(b, "}");
     }
-    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= 32) {");
+    be_line(b, "for (int64_t g_j = g_tile - 1;; g_j -= %d) {", pairs ? 64 : 32);
     b->indent++;
     be_line(b, "/* lane l looks at tile g_j - l: lane 0 is the nearest predecessor */");
     be_line(b, "const int64_t g_idx = g_j - (int64_t)g_lane;");
@@ -344,6 +355,14 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
         be_line(b, "if (g_idx >= 0) {");
         be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
         be_line(b, "}");
+        if (pairs) {
+            /* the far word's load in flight with the near one's */
+            be_line(b, "const int64_t g_idxf = g_idx - 32;  /* the far half: tile g_j - 32 - l */");
+            be_line(b, "unsigned long long g_wf = 0, g_sf = 2;");
+            be_line(b, "if (g_idxf >= 0) {");
+            be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idxf, &g_wf, &g_sf);");
+            be_line(b, "}");
+        }
         be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
         be_line(b, "    if (g_s == 0) {");
         be_line(b, "        gpuc_backoff();");
@@ -363,26 +382,47 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     }
     be_line(b, "const unsigned g_pmask = __ballot_sync(0xffffffffu, g_f == 2);");
     be_line(b, "const int g_stop = g_pmask ? __ffs(g_pmask) - 1 : 32;  /* nearest lane with a prefix */");
+    if (pairs) {
+        /* the far half counts only when the near one holds no prefix (a
+         * warp-uniform test, so every lane takes part in the wait's vote) */
+        be_line(b, "unsigned g_pmaskf = 0;");
+        be_line(b, "if (!g_pmask) {");
+        be_line(b, "    while (__any_sync(0xffffffffu, g_sf == 0)) {");
+        be_line(b, "        if (g_sf == 0) {");
+        be_line(b, "            gpuc_backoff();");
+        be_line(b, "            gpuc_ld_word2(g_words + 2 * g_idxf, &g_wf, &g_sf);");
+        be_line(b, "        }");
+        be_line(b, "    }");
+        be_line(b, "    g_pmaskf = __ballot_sync(0xffffffffu, g_sf == 2);");
+        be_line(b, "}");
+        be_line(b, "const int g_stopf = g_pmaskf ? __ffs(g_pmaskf) - 1 : 32;");
+    }
     char **pv = names(c, "g_pv%d_%d", 0, W);
+    char **pf = pairs ? names(c, "g_pf%d_%d", 0, W) : NULL;
     for (int j = 0, at = 0; j < W; j++) {
         const char *mine = word ? word_component(c, wt[j], "g_w", at)
                                 : be_strf(&c->x, "g_f == 2 ? ((volatile %s *)g_incl%d)[g_idx] : ((volatile %s *)g_agg%d)[g_idx]", ct(wt[j]), j, ct(wt[j]), j);
         be_line(b, "%s %s = (g_idx < 0 || (int)g_lane > g_stop) ? %s : %s;", ct(wt[j]), pv[j], ne[j], mine);
+        if (pairs) {
+            be_line(b, "%s %s = (g_pmask || g_idxf < 0 || (int)g_lane > g_stopf) ? %s : %s;", ct(wt[j]), pf[j], ne[j],
+                    word_component(c, wt[j], "g_wf", at));
+        }
         at += ir_scalar_size(wt[j]) <= 4 ? 32 : 64;
     }
-    be_line(b, "/* ordered warp reduction: older tiles (higher lanes) on the left */");
+    be_line(b, "/* ordered warp reduction%s: older tiles (higher lanes) on the left */", pairs ? "s of both halves" : "");
     be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
     b->indent++;
-    {
+    for (int half = 0; half < (pairs ? 2 : 1); half++) {
+        char **v = half ? pf : pv;
         int at = 0;
         for (int q = 0; q < nsc; q++) {
-            char **o = names(c, "g_ol%d_%d", q, ops[q].arity);
+            char **o = names(c, half ? "g_of%d_%d" : "g_ol%d_%d", q, ops[q].arity);
             for (int j = 0; j < ops[q].arity; j++) {
-                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], pv[at + j]);
+                be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), o[j], v[at + j]);
             }
             be_line(b, "if (g_lane + g_off < 32) {");
             b->indent++;
-            apply_op(c, &ops[q], pv + at, (const char *const *)o, (const char *const *)(pv + at), false);
+            apply_op(c, &ops[q], v + at, (const char *const *)o, (const char *const *)(v + at), false);
             b->indent--;
             be_line(b, "}");
             free(o);
@@ -392,7 +432,11 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     b->indent--;
     be_line(b, "}");
     apply_ops(c, ops, nsc, ex, pv, ex, false);
-    be_line(b, "if (g_pmask) {");
+    if (pairs) {
+        be_line(b, "/* the far half is older than the near one */");
+        apply_ops(c, ops, nsc, ex, pf, ex, false);
+    }
+    be_line(b, "if (%s) {", pairs ? "g_pmask || g_pmaskf" : "g_pmask");
     be_line(b, "    break;");
     be_line(b, "}");
     b->indent--;
@@ -412,7 +456,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
     be_line(b, "}");
     b->indent--;
     be_line(b, "}");
-    free(ta); free(ex); free(ne); free(pv); free(inc);
+    free(ta); free(ex); free(ne); free(pv); free(pf); free(inc);
 }
 
 static void emit_scan_bulk(CuEmit *c, IrKernel *k);
