@@ -6,14 +6,16 @@
 # gatherers, 8 consumers, @items(2)/(4) slower; the wide scan 2% faster for
 # the recurrence at 2^28 only, and with 4 look-back warps or tiles of 6144
 # items slower at every size):
+#  - lb64: LOOKBACK 64 (GPUC_SCAN_LOOKBACK=64 in gpuc's environment when it
+#    emits; backend/cuda/scan.c): the look-back over 16-byte words reads
+#    two words a lane, 64 predecessors a round, for the i64 scans and the
+#    recurrence (ncu, sixteenth round: 2.07 rounds of 32 a tile, a third of
+#    the stall samples at the barrier behind it);
 #  - wide: the streaming kernel for 16-byte look-back words, off by
-#    default, built in (-DGPUC_SCAN_WIDE=1 on the generated code), for the
-#    i64 scans and the recurrence;
-#  - w2k: the same with tiles of 2048 items (-DSW_TILE_ITEMS=2048 in gpuc's
-#    build: 12 slots of 16 KiB instead of 6 of 32; tiles of 6144 in 4 slots
-#    took 1.2-1.3x the time, so more slots, not fewer look-backs, may be
-#    what the ring lacks).
-# A variant: NAME|gpuc's C flags (- none)|an edit of the entries (- none, or
+#    default, built in (-DGPUC_SCAN_WIDE=1 on the generated code);
+#  - lb64wide: both.
+# A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
+# when it emits instead)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
 # PROGRAM:CASE:ARGS ... where ARGS is m=ROW_LENGTHS (at 2^28 elements) or
 # n=LOG2_SIZES. The default runs every PROGRAM:CASE:ARGS of every variant.
@@ -27,9 +29,11 @@
 # Files in $OUT (else a temp folder); exit 1 if a run failed or a result was wrong.
 set -u
 cd "$(dirname "$0")/.."
+SCANS16="scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
 VARIANTS=(
-  "wide|-|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
-  "w2k|-DSW_TILE_ITEMS=2048|-|-DGPUC_SCAN_WIDE=1|scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
+  "lb64|env:GPUC_SCAN_LOOKBACK=64|-|-|$SCANS16"
+  "wide|-|-|-DGPUC_SCAN_WIDE=1|$SCANS16"
+  "lb64wide|env:GPUC_SCAN_LOOKBACK=64|-|-DGPUC_SCAN_WIDE=1|$SCANS16"
 )
 D=bench/bin/variants
 B=bench/gen/bin
@@ -42,8 +46,10 @@ if [ "${1:-}" = "--prepare" ]; then
     n=$(field "$v" 1) cflags=$(field "$v" 2) edit=$(field "$v" 3) nflags=$(field "$v" 4)
     [ "$nflags" = - ] && nflags=
     mkdir -p $D/$n
-    gpuc=build/driver/gpuc
-    if [ "$cflags" != - ]; then
+    gpuc=build/driver/gpuc genv=
+    if [ "${cflags#env:}" != "$cflags" ]; then
+      genv=${cflags#env:}
+    elif [ "$cflags" != - ]; then
       gpuc=/tmp/gpuc-variant-$n/driver/gpuc
       { cmake -S . -B /tmp/gpuc-variant-$n -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS=$cflags" >/dev/null &&
         ninja -C /tmp/gpuc-variant-$n gpuc >/dev/null; } || { echo "try_variants: gpuc ($n) did not build" >&2; rc=1; continue; }
@@ -55,7 +61,7 @@ if [ "${1:-}" = "--prepare" ]; then
         grep -qF "$edit" $D/$n/$p.gdsl || { echo "try_variants: no entry of $p took $edit" >&2; rc=1; }
         src=$D/$n/$p.gdsl
       fi
-      $gpuc --emit=cuda $src -o $D/$n/$p.cu &&
+      env $genv $gpuc --emit=cuda $src -o $D/$n/$p.cu &&
         python3 tests/codegen/Inputs/launch_threads.py $D/$n/$p.cu &&
         nvcc $FLAGS -DGPUC_CUDA_HOST $nflags -include $D/$n/$p.cu -o $D/$n/bench_$p bench/gpuc/bench_$p.cu -lcublas ||
         { echo "try_variants: bench_$p ($n) did not build" >&2; rc=1; }
