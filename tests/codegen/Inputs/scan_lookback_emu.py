@@ -1,5 +1,5 @@
 """scan_lookback_emu.py CU ENTRY OUT.cpp [--swap-halves]: emit_scan's register kernel
-ENTRY_k0_scan (bench/programs/scan.gdsl's recurrence and incl_i64: scans of a
+ENTRY_k0_scan (bench/programs/scan.gdsl's recurrence, incl_i64 and excl_i64: scans of a
 16-byte look-back word) as a C++ program over scan_stream_emu.h that runs
 one tile of it on the CPU against look-back words set by hand
 (OUT T d late seed): block T of a grid of T + 1 tiles, whose predecessors
@@ -28,6 +28,8 @@ if not tile:
     sys.exit('scan_lookback_emu.py: no "g_base = g_tile * TILE;" in %s' % k)
 tile = int(tile.group(1))
 rec = name == 'recurrence'
+if name not in ('recurrence', 'incl_i64', 'excl_i64'):
+    sys.exit('scan_lookback_emu.py: ENTRY is recurrence, incl_i64 or excl_i64, not %s' % name)
 T = 'float' if rec else 'int64_t'
 call = f'{k}(A.n, A.a, A.b, A.out, A.words)' if rec else f'{k}(A.n, A.a, A.out, A.words)'
 out = ['#include "scan_stream_emu.h"',
@@ -35,6 +37,7 @@ out = ['#include "scan_stream_emu.h"',
        'static void ' + body, f'''
 typedef {T} T;
 #define REC {int(rec)}
+#define EXCL {int(name == 'excl_i64')}  /* out[i] is the prefix through i - 1 */
 #define TILE {tile}
 struct Args {{ int64_t n; T *a, *b, *out; unsigned long long *words; }};
 static Args A;
@@ -106,7 +109,7 @@ int main(int argc, char **argv) {{
     if (late_at >= 0) pthread_join(lt, NULL);
     long bad = 0;
     for (int64_t i = t * TILE; i < n; i++) {{
-        const double want = inc[i].x, got = (double)A.out[i];
+        const double want = EXCL ? (i ? inc[i - 1].x : 0) : inc[i].x, got = (double)A.out[i];
         const bool ok = REC ? fabs(got - want) <= 1e-4 * fabs(want) + 1e-4 : got == want;
         if (!ok && bad++ < 5) fprintf(stderr, "item %ld: %.9g, want %.9g\\n", (long)i, got, want);
     }}
