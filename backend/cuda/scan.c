@@ -270,6 +270,18 @@ static void wait_status_word(BeBuf *b) {
     be_line(b, "}");
 }
 
+/* The 16-byte look-back word of tile IDX re-read into W (value) and S
+ * (status) with backoff until no lane of the warp sees status 0 (not yet
+ * published): the scans' look-back over 16-byte words. */
+static void wait_status_word2(BeBuf *b, const char *idx, const char *w, const char *st) {
+    be_line(b, "while (__any_sync(0xffffffffu, %s == 0)) {", st);
+    be_line(b, "    if (%s == 0) {", st);
+    be_line(b, "        gpuc_backoff();");
+    be_line(b, "        gpuc_ld_word2(g_words + 2 * %s, &%s, &%s);", idx, w, st);
+    be_line(b, "    }");
+    be_line(b, "}");
+}
+
 /* Phase 4 of a scan, in warp 0 after the scan across warps: the tile's
  * aggregate g_ta<j>_0 (from g_wsum<j>[NW - 1]) published at once (status 1,
  * or 2 for tile 0), then the decoupled look-back, 32 predecessors at a time,
@@ -363,12 +375,7 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
             be_line(b, "    gpuc_ld_word2(g_words + 2 * g_idxf, &g_wf, &g_sf);");
             be_line(b, "}");
         }
-        be_line(b, "while (__any_sync(0xffffffffu, g_s == 0)) {");
-        be_line(b, "    if (g_s == 0) {");
-        be_line(b, "        gpuc_backoff();");
-        be_line(b, "        gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);");
-        be_line(b, "    }");
-        be_line(b, "}");
+        wait_status_word2(b, "g_idx", "g_w", "g_s");
         be_line(b, "const int g_f = (int)g_s;");
     } else {
         be_line(b, "int g_f = g_idx >= 0 ? ((volatile int *)g_flags)[g_idx] : 2;");
@@ -387,13 +394,10 @@ static void lookback(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, in
          * warp-uniform test, so every lane takes part in the wait's vote) */
         be_line(b, "unsigned g_pmaskf = 0;");
         be_line(b, "if (!g_pmask) {");
-        be_line(b, "    while (__any_sync(0xffffffffu, g_sf == 0)) {");
-        be_line(b, "        if (g_sf == 0) {");
-        be_line(b, "            gpuc_backoff();");
-        be_line(b, "            gpuc_ld_word2(g_words + 2 * g_idxf, &g_wf, &g_sf);");
-        be_line(b, "        }");
-        be_line(b, "    }");
-        be_line(b, "    g_pmaskf = __ballot_sync(0xffffffffu, g_sf == 2);");
+        b->indent++;
+        wait_status_word2(b, "g_idxf", "g_wf", "g_sf");
+        be_line(b, "g_pmaskf = __ballot_sync(0xffffffffu, g_sf == 2);");
+        b->indent--;
         be_line(b, "}");
         be_line(b, "const int g_stopf = g_pmaskf ? __ffs(g_pmaskf) - 1 : 32;");
     }
