@@ -29,11 +29,15 @@
 # Files in $OUT (else a temp folder); exit 1 if a run failed or a result was wrong.
 set -u
 cd "$(dirname "$0")/.."
-SCANS16="scan:recurrence:n=20,24,28 scan:incl_i64:n=20,24,28 scan:excl_i64:n=20,24,28"
+REC="scan:recurrence:n=24,26,28" I64="scan:incl_i64:n=24,26,28"
 VARIANTS=(
-  "lb64|env:GPUC_SCAN_LOOKBACK=64|-|-|$SCANS16"
-  "wide|-|-|-DGPUC_SCAN_WIDE=1|$SCANS16"
-  "lb64wide|env:GPUC_SCAN_LOOKBACK=64|-|-DGPUC_SCAN_WIDE=1|$SCANS16"
+  "lag3|-DSW_LAG_TILES=3|-|-DGPUC_SCAN_WIDE=1|$REC"
+  "lag3b0|-DSW_LAG_TILES=3 -DGPUC_BACKOFF_NS=0|-|-DGPUC_SCAN_WIDE=1|$REC"
+  "lag3b30|-DSW_LAG_TILES=3 -DGPUC_BACKOFF_NS=30|-|-DGPUC_SCAN_WIDE=1|$REC"
+  "lag4|-DSW_LAG_TILES=4|-|-DGPUC_SCAN_WIDE=1|$REC"
+  "t2lag6|-DSW_TILE_ITEMS=2048 -DSW_LAG_TILES=6|-|-DGPUC_SCAN_WIDE=1|$I64"
+  "t2lag8|-DSW_TILE_ITEMS=2048 -DSW_LAG_TILES=8|-|-DGPUC_SCAN_WIDE=1|$I64"
+  "t2lag6b0|-DSW_TILE_ITEMS=2048 -DSW_LAG_TILES=6 -DGPUC_BACKOFF_NS=0|-|-DGPUC_SCAN_WIDE=1|$I64"
 )
 D=bench/bin/variants
 B=bench/gen/bin

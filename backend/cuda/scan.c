@@ -20,6 +20,8 @@
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
+#include <assert.h>
+
 #include "cuda_emit.h"
 
 /* ---- scan and filter: single pass, decoupled look-back ---- */
@@ -1686,8 +1688,9 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
  * through MPS (whose limits may leave part of the grid unable to start: the
  * static tile order would then hang; docs/reliability.md), g_stream, a grid of the blocks resident at once (one an
  * SM: the occupancy query counts no dynamic shared memory, so the ring's
- * bound is taken apart), never more than the tiles, and the ring. */
-static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, const char *fallback) {
+ * bound is taken apart), never more than the tiles, and the ring. `when`:
+ * a further condition (C, over the launcher's variables), or NULL. */
+static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, const char *when, const char *fallback) {
     BeBuf *b = c->b;
     const char *n = be_vname(k->stmt->w[0]);
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
@@ -1696,7 +1699,7 @@ static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, 
      * 1024 items against 9.1-9.3 for mode 3, whose pipeline a single tile
      * does not fill; from two tiles, 16384 items, mode 3 was faster, 6.3-7.0
      * against 7.6-7.7) */
-    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d && %s > %d && !gpuc_h_mps(gpuc_h)) {", need, n, items);
+    be_line(b, "if (gpuc_h_shared_max(gpuc_h) >= %d && %s > %d && !gpuc_h_mps(gpuc_h)%s%s) {", need, n, items, when ? " && " : "", when ? when : "");
     b->indent++;
     be_line(b, "int g_fit = 1;");
     be_line(b, "GPUC_TRY(gpuc_h_resident(gpuc_h, GPUC_KERNEL(%s), %d, &g_fit));", scan_stream_name(c, k), SS_THREADS);
@@ -1714,7 +1717,7 @@ static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, 
 }
 
 static void scan_stream_host(CuEmit *c, IrKernel *k) {
-    scan_stream_host_items(c, k, SS_ITEMS, SS_RING + 2048, "mode 2");  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
+    scan_stream_host_items(c, k, SS_ITEMS, SS_RING + 2048, NULL, "mode 2");  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
 }
 
 /* The status words an eligible scan's launcher allocates and zeroes (an
@@ -1808,20 +1811,51 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  * size: off by default (scan_wide_macros, GPUC_SCAN_WIDE). Not tried: more
  * look-back warps or bigger tiles (4096 items a tile make twice the
  * look-backs a byte of SCAN BULK 3's 8192). */
-#ifndef SW_TILE_ITEMS  /* -DSW_TILE_ITEMS=6144 when building gpuc: a comparison (bench/try_variants.sh; 8192 leaves 3 slots, too few for the lag) */
-#define SW_TILE_ITEMS 4096
+#ifndef SW_TILE_ITEMS  /* -DSW_TILE_ITEMS=N (and -DSW_LAG_TILES=L) when building gpuc: every kernel's, a comparison (bench/try_variants.sh) */
+#define SW_TILE_ITEMS 0
+#endif
+#ifndef SW_LAG_TILES
+#define SW_LAG_TILES 0
 #endif
 enum {
-    SW_ITEMS = SW_TILE_ITEMS,             /* a tile: 8 bytes an item (4096: 32 KiB) */
-    SW_PART = SW_ITEMS / SS_CONSUMERS,    /* a consumer warp's items */
-    SW_SLOT = SW_ITEMS * 8,               /* bytes a slot */
-    SW_SLOTS = SS_RING / SW_SLOT,         /* slots in SCAN BULK 3's ring: 6 (4 with tiles of 6144) */
-    SW_STATIC = 4096,                     /* static shared memory, at most: barriers, totals and offsets */
+    SW_STATIC = 4096,   /* static shared memory, at most: barriers, totals and offsets */
+    SW_MIN_ITEMS = 1 << 26,  /* the default (GPUC_SCAN_WIDE 2) takes the kernel from 2^26 items on */
 };
-_Static_assert(SW_SLOT * SW_SLOTS == SS_RING, "the ring of SCAN BULK 3, whole slots");
-_Static_assert(SS_LAG + SS_PENDING < SW_SLOTS, "slots for the lag, the pending stores and the loads in flight");
-_Static_assert(SW_PART % 128 == 0, "whole 16-byte vectors a lane, 2 or 4 items each");
-_Static_assert(4 * 8 * SW_SLOTS + 2 * 8 * SW_SLOTS * SS_CONSUMERS <= SW_STATIC, "the static shared memory");
+
+/* A wide kernel's tiles and ring: one 8-byte input takes tiles of 2048
+ * items (16 KiB) in 12 slots with a lag of 6, two 4-byte inputs tiles of
+ * 4096 (32 KiB) in 6 slots with a lag of 3. H200, 2026-11-29
+ * (bench/last_run/issue16-session18, calls 3 and 4), at 2^28 against emit_scan's
+ * kernel: the i64 sum 0.967-0.971x its time (0.861-0.873 of the copy rate)
+ * with 2048 / lag 6, 1.005x with 4096 / lag 3; the recurrence 0.952-0.954x
+ * (0.819-0.833) with 4096 / lag 3, 1.055x with 2048 / lag 4 or 6; a lag of 2
+ * 0.968-0.977x and 1.007x; a lag of 4 with 4096 (one slot left to load)
+ * 1.40x; 3 or 4 look-back warps slower everywhere; the look-back's backoff
+ * (0, 30, 100 ns) no different. */
+typedef struct {
+    int items;  /* a tile's items, 8 bytes each over the inputs */
+    int part;   /* a consumer warp's items */
+    int slot;   /* bytes a slot */
+    int slots;  /* slots in SCAN BULK 3's ring */
+    int lag;    /* tiles between a part's total and its scan */
+} SwShape;
+
+static SwShape sw_shape(const IrKernel *k) {
+    int W;
+    IrScalar *wt = scan_types(k->stmt, &W);
+    free(wt);
+    SwShape h;
+    h.items = SW_TILE_ITEMS ? SW_TILE_ITEMS : W == 1 ? 2048 : 4096;
+    h.lag = SW_LAG_TILES ? SW_LAG_TILES : W == 1 ? 6 : 3;
+    h.part = h.items / SS_CONSUMERS;
+    h.slot = h.items * 8;
+    h.slots = SS_RING / h.slot;
+    assert(h.slot * h.slots == SS_RING);                      /* the ring of SCAN BULK 3, whole slots */
+    assert(h.lag + SS_PENDING < h.slots);                     /* slots for the lag, the pending stores and the loads in flight */
+    assert(h.part % 128 == 0);                                /* whole 16-byte vectors a lane, 2 or 4 items each */
+    assert(4 * 8 * h.slots + 2 * 8 * h.slots * SS_CONSUMERS <= SW_STATIC);  /* the static shared memory */
+    return h;
+}
 
 /* The input array that component j of the scan of s copies (its map result
  * is a parameter), else NULL. */
@@ -1858,29 +1892,31 @@ bool scan_wide_eligible(const IrKernel *k) {
 /* The status words' 8-byte halves: two a tile, of k's own tiles or of mode
  * 3's, whichever are more. */
 static const char *scan_wide_words(CuEmit *c, const IrKernel *k, const char *n) {
-    (void)k;
-    return be_strf(&c->x, "2 * (g_ntiles > (%s + %d) / %d ? g_ntiles : (%s + %d) / %d)", n, SW_ITEMS - 1, SW_ITEMS, n, SW_ITEMS - 1, SW_ITEMS);
+    const int items = sw_shape(k).items;
+    return be_strf(&c->x, "2 * (g_ntiles > (%s + %d) / %d ? g_ntiles : (%s + %d) / %d)", n, items - 1, items, n, items - 1, items);
 }
 
 /* The macros that select mode 3 for kernel k or not (3: the stream kernel
- * where it fits; anything else: emit_scan's kernel). Off unless
- * GPUC_SCAN_WIDE is 1 (GPUC_SCAN_WIDE=1 in gpuc's environment, or
- * -DGPUC_SCAN_WIDE=1): on the H200 (2026-11-28, bench/last_run/
- * issue16-session11/call4) the stream kernel took 0.975x emit_scan's time
- * for the recurrence at 2^28 but 1.02-1.09x at 2^20..2^24, and 1.01-1.14x
- * for the i64 scans at every size measured, so emit_scan's kernel stays the
- * default. */
+ * where it fits; anything else: emit_scan's kernel). GPUC_SCAN_WIDE 2, the
+ * default, takes it from SW_MIN_ITEMS items on; 1 (GPUC_SCAN_WIDE=1 in
+ * gpuc's environment, or -DGPUC_SCAN_WIDE=1) wherever it fits (more than
+ * one tile: the GPU tests); 0 never. H200 (2026-11-29, bench/last_run/
+ * issue16-session18, calls 3 and 4), the stream kernel's time over
+ * emit_scan's: the recurrence 0.952-0.954x at 2^28, 0.960-0.964x at 2^26,
+ * 0.998-1.000x at 2^24, 1.06x at 2^20; the i64 sum 0.967-0.971x at 2^28,
+ * 0.989-0.992x at 2^26, 1.04x at 2^24, 1.14-1.20x at 2^20. */
 static void scan_wide_macros(CuEmit *c, const IrKernel *k) {
     const char *env = getenv("GPUC_SCAN_BULK"), *wide = getenv("GPUC_SCAN_WIDE");
     int mode = env && strlen(env) == 1 && env[0] >= '0' && env[0] <= '3' ? env[0] - '0' : 3;
+    int wide_mode = wide && strcmp(wide, "1") == 0 ? 1 : wide && strcmp(wide, "0") == 0 ? 0 : 2;
     be_printf(c->b, "#ifndef GPUC_SCAN_BULK\n"
                     "#define GPUC_SCAN_BULK %d  /* eligible 4-byte scans through Hopper bulk copies: 1 persistent, 2 one tile a block, 3 streaming (backend/cuda/scan.c, grep \"SCAN BULK\") */\n"
                     "#endif\n"
                     "#ifndef GPUC_SCAN_WIDE\n"
-                    "#define GPUC_SCAN_WIDE %d  /* 16-byte-word scans: 1 the streaming kernel where it fits (and GPUC_SCAN_BULK is 3), 0 emit_scan's (backend/cuda/scan.c, grep \"SCAN BULK 3 WIDE\") */\n"
+                    "#define GPUC_SCAN_WIDE %d  /* 16-byte-word scans (GPUC_SCAN_BULK 3): 2 the streaming kernel from %d items on, 1 wherever it fits, 0 emit_scan's kernel (backend/cuda/scan.c, grep \"SCAN BULK 3 WIDE\") */\n"
                     "#endif\n"
                     "#ifndef GPUC_SCAN_BULK_%s\n#define GPUC_SCAN_BULK_%s (GPUC_SCAN_WIDE && GPUC_SCAN_BULK == 3 ? 3 : 2)\n#endif\n",
-              mode, wide && strcmp(wide, "1") == 0, k->name, k->name);
+              mode, wide_mode, SW_MIN_ITEMS, k->name, k->name);
 }
 
 /* Item u of the 16-byte vector g_q<j> (input j, of type t) as a value. */
@@ -1918,20 +1954,20 @@ static void sw_lane_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt
  * its slot: lane i bulk-loads input i's segment, or (the partial last tile,
  * unaligned arrays, before sm_90) the warp's lanes store every input's
  * items, the neutral elements past n. */
-static void sw_load(CuEmit *c, int W, const IrScalar *wt, char **in, const int *off, const char *n, const char *j) {
+static void sw_load(CuEmit *c, const SwShape *h, int W, const IrScalar *wt, char **in, const int *off, const char *n, const char *j) {
     BeBuf *b = c->b;
     be_line(b, "{");
     b->indent++;
-    be_line(b, "const int64_t g_lbase = (blockIdx.x + (%s) * g_grid) * %d;", j, SW_ITEMS);
-    be_line(b, "const int g_ls = (int)((%s) %% %d);", j, SW_SLOTS);
-    be_line(b, "const unsigned g_lslot = g_ring32 + (unsigned)g_ls * %du;", SW_SLOT);
-    be_line(b, "if (g_bulk_ok && g_lbase + %d <= %s) {", SW_ITEMS, n);
+    be_line(b, "const int64_t g_lbase = (blockIdx.x + (%s) * g_grid) * %d;", j, h->items);
+    be_line(b, "const int g_ls = (int)((%s) %% %d);", j, h->slots);
+    be_line(b, "const unsigned g_lslot = g_ring32 + (unsigned)g_ls * %du;", h->slot);
+    be_line(b, "if (g_bulk_ok && g_lbase + %d <= %s) {", h->items, n);
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     b->indent++;
     be_line(b, "/* one bulk copy an input array, each announcing its bytes on the slot's full barrier */");
     for (int i = 0; i < W; i++) {
         be_line(b, "%sif (g_lane == %du) {", i ? "} else " : "", i);
-        be_line(b, "    gpuc_ss_load(g_lslot + %du, %s + g_lbase, %du, %s);", off[i], in[i], SW_ITEMS * ir_scalar_size(wt[i]), ss_bar(c, "g_full", "g_ls"));
+        be_line(b, "    gpuc_ss_load(g_lslot + %du, %s + g_lbase, %du, %s);", off[i], in[i], h->items * ir_scalar_size(wt[i]), ss_bar(c, "g_full", "g_ls"));
     }
     be_line(b, "} else {");
     be_line(b, "    gpuc_ss_arrive(%s);  /* full counts the warp's 32 lanes */", ss_bar(c, "g_full", "g_ls"));
@@ -1940,7 +1976,7 @@ static void sw_load(CuEmit *c, int W, const IrScalar *wt, char **in, const int *
     be_printf(b, "#endif\n");
     be_line(b, "} else {");
     b->indent++;
-    be_line(b, "for (int g_u = (int)g_lane; g_u < %d; g_u += 32) {", SW_ITEMS);
+    be_line(b, "for (int g_u = (int)g_lane; g_u < %d; g_u += 32) {", h->items);
     be_line(b, "    const bool g_live = g_lbase + g_u < %s;", n);
     for (int i = 0; i < W; i++) {
         be_line(b, "    gpuc_sts_%s(g_lslot + %du + %du * (unsigned)g_u, g_live ? %s[g_lbase + g_u] : g_ne%d);", ir_scalar_name(wt[i]), off[i], ir_scalar_size(wt[i]), in[i], i);
@@ -1956,21 +1992,22 @@ static void sw_load(CuEmit *c, int W, const IrScalar *wt, char **in, const int *
 /* SCAN BULK 3 WIDE's kernel (see above); emit_scan's parameters. */
 static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
+    const SwShape h = sw_shape(k);
     IrStmt *s = k->stmt;
     IrOperator *ops = s->scans;
     const int nsc = s->nscans;
     int W;
     IrScalar *wt = scan_types(s, &W);
     const int nout = s->post ? s->post->nres : W;
-    const int NC = SS_CONSUMERS, S = SW_SLOTS;
+    const int NC = SS_CONSUMERS, S = h.slots;
     const int V = 16 / ir_scalar_size(wt[0]);  /* items a lane a step: 4 (two 4-byte inputs) or 2 (one 8-byte input) */
-    const int NV = SW_PART / (32 * V);
+    const int NV = h.part / (32 * V);
     const char *n = be_strf(&c->x, "%s", be_vname(s->w[0]));
     char **in = calloc((size_t)W + 1, sizeof *in), **out = calloc((size_t)nout + 1, sizeof *out);
     int off[8] = { 0 };
     for (int j = 0; j < W; j++) {
         in[j] = be_strf(&c->x, "%s", be_vname(sw_input(s, j)));
-        if (j + 1 < W) { off[j + 1] = off[j] + SW_ITEMS * ir_scalar_size(wt[j]); }
+        if (j + 1 < W) { off[j + 1] = off[j] + h.items * ir_scalar_size(wt[j]); }
     }
     for (int j = 0; j < nout; j++) { out[j] = be_strf(&c->x, "%s", be_vname(s->outs[j])); }
     IrKernel ks = *k;
@@ -1982,8 +2019,8 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     kernel_comment(c, &ks);
     signature_min(c, &ks, &p, 1);
     be_line(b, "/* SCAN BULK 3 WIDE: %d consumer warps, a publisher (aggregates), %d look-back warps", NC, SS_LOOKBACK);
-    be_line(b, " * (prefixes, after the publisher's store; 16-byte words) and a producer; tiles of %d items,", SW_ITEMS);
-    be_line(b, " * one segment an input array, through a ring of %d slots (lag %d, %d pending store) */", S, SS_LAG, SS_PENDING);
+    be_line(b, " * (prefixes, after the publisher's store; 16-byte words) and a producer; tiles of %d items,", h.items);
+    be_line(b, " * one segment an input array, through a ring of %d slots (lag %d, %d pending store) */", S, h.lag, SS_PENDING);
     be_printf(b, "#if GPUC_SCAN_STREAM_DEVICE\n");
     be_line(b, "extern __shared__ __align__(128) unsigned char g_ring[];  /* %d bytes, the launcher's g_shared */", SS_RING);
     be_line(b, "__shared__ __align__(8) unsigned long long g_full[%d], g_pready[%d], g_totready[%d], g_done[%d], g_pubd[%d];", S, S, S, S, S);
@@ -1996,7 +2033,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
         for (int j = 0; j < ops[q].arity; j++, at++) { be_line(b, "const %s g_ne%d = %s;", ct(wt[at]), at, be_expr(&c->x, ops[q].ne[j])); }
     }
     be_line(b, "const int64_t g_grid = gridDim.x;");
-    be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, SW_ITEMS - 1, SW_ITEMS);
+    be_line(b, "const int64_t g_ntiles = (%s + %d) / %d;", n, h.items - 1, h.items);
     be_line(b, "/* this block's tiles: blockIdx.x, + g_grid, + 2 g_grid, ... */");
     be_line(b, "const int64_t g_count = g_ntiles > blockIdx.x ? (g_ntiles - blockIdx.x + g_grid - 1) / g_grid : 0;");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
@@ -2025,15 +2062,15 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     /* consumers */
     be_line(b, "if (g_warp < %du) {", NC);
     b->indent++;
-    be_line(b, "/* a consumer: its part of tile g_j, and (lag %d) its part of tile g_j - %d scanned */", SS_LAG, SS_LAG);
-    be_line(b, "for (int64_t g_j = 0; g_j < g_count + %d; g_j++) {", SS_LAG);
+    be_line(b, "/* a consumer: its part of tile g_j, and (lag %d) its part of tile g_j - %d scanned */", h.lag, h.lag);
+    be_line(b, "for (int64_t g_j = 0; g_j < g_count + %d; g_j++) {", h.lag);
     b->indent++;
     be_line(b, "if (g_j < g_count) {");
     b->indent++;
     be_line(b, "const int g_s = (int)(g_j %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_full", "g_s"), S);
     for (int j = 0; j < W; j++) {
-        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part */", j, SW_SLOT, off[j], SW_PART * ir_scalar_size(wt[j]), j);
+        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j);
     }
     char **tot = names(c, "g_tot%d_%d", 0, W), **vt = names(c, "g_vt%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_ne%d;", ct(wt[j]), tot[j], j); }
@@ -2051,17 +2088,17 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
     b->indent--;
     be_line(b, "}");
-    be_line(b, "if (g_j >= %d) {", SS_LAG);
+    be_line(b, "if (g_j >= %d) {", h.lag);
     b->indent++;
-    be_line(b, "const int64_t g_k = g_j - %d;", SS_LAG);
+    be_line(b, "const int64_t g_k = g_j - %d;", h.lag);
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_totready", "g_s"), S);
     char **carry = names(c, "g_carry%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_woff%d[g_s][g_warp];", ct(wt[j]), carry[j], j); }
     for (int j = 0; j < W; j++) {
-        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part%s */", j, SW_SLOT, off[j], SW_PART * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
+        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part%s */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
     }
-    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", SW_ITEMS, SW_PART);
+    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", h.items, h.part);
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", NV);
     b->indent++;
@@ -2182,25 +2219,25 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "const unsigned g_ring32 = gpuc_smem32(g_ring);");
     be_line(b, "for (int64_t g_j = 0; g_j < %d && g_j < g_count; g_j++) {", S);
     b->indent++;
-    sw_load(c, W, wt, in, off, n, "g_j");
+    sw_load(c, &h, W, wt, in, off, n, "g_j");
     b->indent--;
     be_line(b, "}");
     be_line(b, "for (int64_t g_k = 0; g_k < g_count; g_k++) {");
     b->indent++;
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_done", "g_s"), S);
-    be_line(b, "const int64_t g_base = (blockIdx.x + g_k * g_grid) * %d;", SW_ITEMS);
-    be_line(b, "const unsigned g_slot = g_ring32 + (unsigned)g_s * %du;", SW_SLOT);
-    be_line(b, "if (g_bulk_ok && g_base + %d <= %s) {", SW_ITEMS, n);
+    be_line(b, "const int64_t g_base = (blockIdx.x + g_k * g_grid) * %d;", h.items);
+    be_line(b, "const unsigned g_slot = g_ring32 + (unsigned)g_s * %du;", h.slot);
+    be_line(b, "if (g_bulk_ok && g_base + %d <= %s) {", h.items, n);
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     for (int j = 0; j < nout; j++) {
         be_line(b, "    if (g_lane == %du) {", j);
-        be_line(b, "        gpuc_ss_store(%s + g_base, g_slot + %du, %du);", out[j], off[j], SW_ITEMS * ir_scalar_size(s->outs[j]->elem));
+        be_line(b, "        gpuc_ss_store(%s + g_base, g_slot + %du, %du);", out[j], off[j], h.items * ir_scalar_size(s->outs[j]->elem));
         be_line(b, "    }");
     }
     be_printf(b, "#endif\n");
     be_line(b, "} else {");
-    be_line(b, "    for (int g_u = (int)g_lane; g_u < %d && g_base + g_u < %s; g_u += 32) {", SW_ITEMS, n);
+    be_line(b, "    for (int g_u = (int)g_lane; g_u < %d && g_base + g_u < %s; g_u += 32) {", h.items, n);
     for (int j = 0; j < nout; j++) {
         IrScalar to = s->outs[j]->elem;
         be_line(b, "        %s[g_base + g_u] = gpuc_lds_%s(g_slot + %du + %du * (unsigned)g_u);", out[j], ir_scalar_name(to), off[j], ir_scalar_size(to));
@@ -2216,7 +2253,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
     be_printf(b, "#endif\n");
     be_line(b, "__syncwarp();");
-    sw_load(c, W, wt, in, off, n, be_strf(&c->x, "g_r + %d", S));
+    sw_load(c, &h, W, wt, in, off, n, be_strf(&c->x, "g_r + %d", S));
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -2249,7 +2286,8 @@ void scan_wide_host(CuEmit *c, IrKernel *k) {
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
     be_line(b, "unsigned g_grid = (unsigned)g_ntiles, g_shared = 0u;  /* set where mode 3 is taken */");
     be_printf(b, "#endif\n");
-    scan_stream_host_items(c, k, SW_ITEMS, SS_RING + SW_STATIC + 1024, "emit_scan's kernel");  /* the ring, the block's static shared memory, the 1 KiB it reserves */
+    const char *when = be_strf(&c->x, "(GPUC_SCAN_WIDE == 1 || %s >= %d)", be_vname(k->stmt->w[0]), SW_MIN_ITEMS);
+    scan_stream_host_items(c, k, sw_shape(k).items, SS_RING + SW_STATIC + 1024, when, "emit_scan's kernel");  /* the ring, the block's static shared memory, the 1 KiB it reserves */
 }
 
 /* A SCAN BULK 3 WIDE kernel: the stream kernel (#if mode 3), then
