@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # bench/try_variants.sh: bench cases of gpuc built other ways, against the
 # default (bench/gen/bin), for the misses of issue 16 on the H200
-# (docs/performance.md, twelfth and thirteenth rounds, has what the earlier
-# sets measured: the long-row ring's 7 slots and lag 3, now the defaults; 4
-# gatherers, 8 consumers, @items(2)/(4) slower; the wide scan 2% faster for
-# the recurrence at 2^28 only, and with 4 look-back warps or tiles of 6144
-# items slower at every size):
-#  - lb64: LOOKBACK 64 (GPUC_SCAN_LOOKBACK=64 in gpuc's environment when it
-#    emits; backend/cuda/scan.c): the look-back over 16-byte words reads
-#    two words a lane, 64 predecessors a round, for the i64 scans and the
-#    recurrence (ncu, sixteenth round: 2.07 rounds of 32 a tile, a third of
-#    the stall samples at the barrier behind it);
-#  - wide: the streaming kernel for 16-byte look-back words, off by
-#    default, built in (-DGPUC_SCAN_WIDE=1 on the generated code);
-#  - lb64wide: both.
+# (docs/performance.md, twelfth, thirteenth and seventeenth rounds, has what
+# the earlier sets measured: the long-row ring's 7 slots and lag 3, now the
+# defaults; 4 gatherers, 8 consumers, @items(2)/(4) slower; LOOKBACK 64
+# slower; the wide scan's shapes, swept with -DSW_TILE_ITEMS,
+# -DSW_LAG_TILES, -DSS_LOOKBACK_WARPS and -DGPUC_BACKOFF_NS, now its
+# defaults from 2^26 items):
+#  - off: the scans with 16-byte look-back words on emit_scan's register
+#    kernel at every size (GPUC_SCAN_WIDE=0 in gpuc's environment), the
+#    default before 2026-11-29;
+#  - lb64: LOOKBACK 64 (GPUC_SCAN_LOOKBACK=64) over the default, the wide
+#    kernel's look-back included (seventeenth round: slower with the
+#    register kernel and with the wide kernel's lag of 2).
 # A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
 # when it emits instead)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
@@ -31,13 +30,8 @@ set -u
 cd "$(dirname "$0")/.."
 REC="scan:recurrence:n=24,26,28" I64="scan:incl_i64:n=24,26,28"
 VARIANTS=(
-  "lag3|-DSW_LAG_TILES=3|-|-DGPUC_SCAN_WIDE=1|$REC"
-  "lag3b0|-DSW_LAG_TILES=3 -DGPUC_BACKOFF_NS=0|-|-DGPUC_SCAN_WIDE=1|$REC"
-  "lag3b30|-DSW_LAG_TILES=3 -DGPUC_BACKOFF_NS=30|-|-DGPUC_SCAN_WIDE=1|$REC"
-  "lag4|-DSW_LAG_TILES=4|-|-DGPUC_SCAN_WIDE=1|$REC"
-  "t2lag6|-DSW_TILE_ITEMS=2048 -DSW_LAG_TILES=6|-|-DGPUC_SCAN_WIDE=1|$I64"
-  "t2lag8|-DSW_TILE_ITEMS=2048 -DSW_LAG_TILES=8|-|-DGPUC_SCAN_WIDE=1|$I64"
-  "t2lag6b0|-DSW_TILE_ITEMS=2048 -DSW_LAG_TILES=6 -DGPUC_BACKOFF_NS=0|-|-DGPUC_SCAN_WIDE=1|$I64"
+  "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
+  "lb64|env:GPUC_SCAN_LOOKBACK=64|-|-|$REC $I64"
 )
 D=bench/bin/variants
 B=bench/gen/bin

@@ -14,9 +14,10 @@
  *           0.966 of the copy rate against 0.82; grep "SCAN BULK");
  *           scans of a 16-byte look-back word whose components are input
  *           arrays (the affine recurrence, i64 and f64 scans) have a
- *           streaming kernel too, off by default (GPUC_SCAN_WIDE=1 takes
- *           it; H200: 0.975x emit_scan's time for the recurrence at 2^28,
- *           slower elsewhere; grep "SCAN BULK 3 WIDE")
+ *           streaming kernel too, the default from 2^26 items on
+ *           (GPUC_SCAN_WIDE; H200: 0.95x emit_scan's time for the
+ *           recurrence and 0.97x for the i64 scans at 2^28, slower below
+ *           2^26; grep "SCAN BULK 3 WIDE")
  *   filter  the same look-back over per-warp counts of kept items (ballots;
  *           emit_filter): kept values compacted in order into shared memory
  *           during the look-back, then written as the tile's one run */
@@ -1774,9 +1775,9 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  * not, no mapped output. Its fallback is emit_scan's kernel (emitted beside
  * it, not under #if), taken where mode 3 is off (GPUC_SCAN_BULK other than 3)
  * or does not fit (as scan_stream_host).
- *   slot       SW_ITEMS items, the tile's segment of each input array one
- *              after the other (structure of arrays, 8 bytes an item in all:
- *              32 KiB); output j (as wide an item as input j's) is written
+ *   slot       a tile's items (sw_shape: 2048 or 4096), the tile's segment
+ *              of each input array one after the other (structure of
+ *              arrays, 8 bytes an item in all); output j (as wide an item as input j's) is written
  *              over input j's segment, item by item, by the lane that read
  *              the item;
  *   producer   lane j bulk-loads input j's segment (one cp.async.bulk an
@@ -1808,9 +1809,15 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  * runs, 650 random programs), the recurrence at 2^28 942.4 against 966.1
  * us (0.975x, 0.806 of the copy rate, target 0.85), but 1.02-1.09x at
  * 2^20..2^24, and the i64 scans 1.009-1.14x emit_scan's time at every
- * size: off by default (scan_wide_macros, GPUC_SCAN_WIDE). Not tried: more
- * look-back warps or bigger tiles (4096 items a tile make twice the
- * look-backs a byte of SCAN BULK 3's 8192). */
+ * size: off by default then. Third form (2026-11-29, bench/last_run/
+ * issue16-session18): the same kernel with a ring per input shape
+ * (sw_shape: a lag of 3 or 6 tiles gives a tile's look-back that much
+ * longer before its consumers wait on it; ncu, call 2: a third of the
+ * consumers' stall samples waited on the look-back's offsets with a lag of
+ * 2), on by default from 2^26 items (scan_wide_macros): call 5, the
+ * recurrence at 2^28 906.6-909.5 us (0.840 of the copy rate, 0.322x CUB's
+ * time), the i64 scans 1168.2-1172.9 (0.869-0.870, 0.953x CUB's); below
+ * 2^26 emit_scan's kernel (unchanged). */
 #ifndef SW_TILE_ITEMS  /* -DSW_TILE_ITEMS=N (and -DSW_LAG_TILES=L) when building gpuc: every kernel's, a comparison (bench/try_variants.sh) */
 #define SW_TILE_ITEMS 0
 #endif

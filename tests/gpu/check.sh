@@ -39,8 +39,9 @@ blocks=("$root/examples" "$root/stdlib")
 ls "$root"/tests/gpu/blocks/*.gdsl > /dev/null 2>&1 && blocks+=("$root/tests/gpu/blocks")
 # GPUC_CHECK_BLOCKS=0 leaves the test blocks out (a sanitizer-only rerun)
 [ "${GPUC_CHECK_BLOCKS:-1}" = 1 ] && check test_blocks_cuda "$gpuc" test --backend=cuda "${blocks[@]}"
-# the streaming scan for 16-byte look-back words is off by default
-# (GPUC_SCAN_WIDE, backend/cuda/scan.c): its test blocks again with it on
+# the streaming scan for 16-byte look-back words is the default from 2^26
+# items only (GPUC_SCAN_WIDE 2, backend/cuda/scan.c), past every test block:
+# its test blocks again with it on wherever it fits
 [ "${GPUC_CHECK_BLOCKS:-1}" = 1 ] && [ -f "$root/tests/gpu/blocks/scan_stream_wide.gdsl" ] &&
   check test_blocks_scan_wide env GPUC_SCAN_WIDE=1 "$gpuc" test --backend=cuda "$root/tests/gpu/blocks/scan_stream_wide.gdsl"
 # short aligned rows take the warp-a-row kernel (GPUC_ROW_WARP, on by default;

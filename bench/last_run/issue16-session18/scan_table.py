@@ -9,7 +9,7 @@ by = collections.defaultdict(lambda: collections.defaultdict(list))
 bad = 0
 for r in recs:
     if r.get("case", "").startswith("copy") or not r.get("us"): continue
-    if r.get("check") not in (None, "ok"):
+    if r.get("check") not in (None, "ok", "unchecked"):  # CUB's records are unchecked by design
         bad += 1; print("CHECK:", r)
     by[(r["case"], r.get("dtype"), r["n"])][r["src"]].append(r["us"])
 print("copy rate %s GB/s; %d failed checks" % ("%.1f" % copy if copy else "?", bad))
