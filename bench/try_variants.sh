@@ -12,7 +12,11 @@
 #    default before 2026-11-29;
 #  - lb64: LOOKBACK 64 (GPUC_SCAN_LOOKBACK=64) over the default, the wide
 #    kernel's look-back included (seventeenth round: slower with the
-#    register kernel and with the wide kernel's lag of 2).
+#    register kernel and with the wide kernel's lag of 2);
+#  - max, maxlag4: the wide kernel's ring with as many slots as an sm_90
+#    block's 227 KiB hold beside their static shared memory (-DSW_RING_MAX=1:
+#    the recurrence 7 slots of 32 KiB, the i64 scans 13 of 16 KiB, against 6
+#    and 12), with the default lags and with a lag of 4.
 # A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
 # when it emits instead)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
@@ -28,10 +32,12 @@
 # Files in $OUT (else a temp folder); exit 1 if a run failed or a result was wrong.
 set -u
 cd "$(dirname "$0")/.."
-REC="scan:recurrence:n=24,26,28" I64="scan:incl_i64:n=24,26,28"
+REC="scan:recurrence:n=26,28" I64="scan:incl_i64:n=26,28"
 VARIANTS=(
   "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
   "lb64|env:GPUC_SCAN_LOOKBACK=64|-|-|$REC $I64"
+  "max|-DSW_RING_MAX=1|-|-|$REC $I64"
+  "maxlag4|-DSW_RING_MAX=1 -DSW_LAG_TILES=4|-|-|$REC $I64"
 )
 D=bench/bin/variants
 B=bench/gen/bin

@@ -1691,7 +1691,7 @@ static void scan_stream_kernel(CuEmit *c, IrKernel *k) {
  * SM: the occupancy query counts no dynamic shared memory, so the ring's
  * bound is taken apart), never more than the tiles, and the ring. `when`:
  * a further condition (C, over the launcher's variables), or NULL. */
-static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, const char *when, const char *fallback) {
+static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int ring, int need, const char *when, const char *fallback) {
     BeBuf *b = c->b;
     const char *n = be_vname(k->stmt->w[0]);
     be_printf(b, "#if GPUC_SCAN_BULK_%s == 3\n", k->name);
@@ -1710,7 +1710,7 @@ static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, 
     be_line(b, "const int64_t g_wave = (int64_t)gpuc_h_sms(gpuc_h) * g_fit;");
     be_line(b, "const int64_t g_tiles = (%s + %d) / %d;", n, items - 1, items);
     be_line(b, "g_grid = (unsigned)(g_tiles < g_wave ? g_tiles : g_wave);");
-    be_line(b, "g_shared = %du;", SS_RING);
+    be_line(b, "g_shared = %du;", ring);
     be_line(b, "g_stream = 1;");
     b->indent--;
     be_line(b, "}");
@@ -1718,7 +1718,7 @@ static void scan_stream_host_items(CuEmit *c, IrKernel *k, int items, int need, 
 }
 
 static void scan_stream_host(CuEmit *c, IrKernel *k) {
-    scan_stream_host_items(c, k, SS_ITEMS, SS_RING + 2048, NULL, "mode 2");  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
+    scan_stream_host_items(c, k, SS_ITEMS, SS_RING, SS_RING + 2048, NULL, "mode 2");  /* the ring, the block's barriers and totals, the 1 KiB it reserves */
 }
 
 /* The status words an eligible scan's launcher allocates and zeroes (an
@@ -1824,43 +1824,63 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
 #ifndef SW_LAG_TILES
 #define SW_LAG_TILES 0
 #endif
+#ifndef SW_RING_MAX  /* -DSW_RING_MAX=1 when building gpuc: one 8-byte input's ring too as many slots as fit (13), a comparison */
+#define SW_RING_MAX 0
+#endif
 enum {
     SW_STATIC = 4096,   /* static shared memory, at most: barriers, totals and offsets */
     SW_MIN_ITEMS = 1 << 26,  /* the default (GPUC_SCAN_WIDE 2) takes the kernel from 2^26 items on */
+    SW_BLOCK_SHARED = 227 * 1024,  /* sm_90's shared memory a block may opt into, static and dynamic */
 };
 
 /* A wide kernel's tiles and ring: one 8-byte input takes tiles of 2048
- * items (16 KiB) in 12 slots with a lag of 6, two 4-byte inputs tiles of
- * 4096 (32 KiB) in 6 slots with a lag of 3. H200, 2026-11-29
- * (bench/last_run/issue16-session18, calls 3 and 4), at 2^28 against emit_scan's
- * kernel: the i64 sum 0.967-0.971x its time (0.861-0.873 of the copy rate)
- * with 2048 / lag 6, 1.005x with 4096 / lag 3; the recurrence 0.952-0.954x
- * (0.819-0.833) with 4096 / lag 3, 1.055x with 2048 / lag 4 or 6; a lag of 2
- * 0.968-0.977x and 1.007x; a lag of 4 with 4096 (one slot left to load)
- * 1.40x; 3 or 4 look-back warps slower everywhere; the look-back's backoff
- * (0, 30, 100 ns) no different. */
+ * items (16 KiB) in SCAN BULK 3's ring (12 slots) with a lag of 6; two
+ * 4-byte inputs tiles of 4096 (32 KiB) in as many slots as an sm_90 block's
+ * 227 KiB hold beside their barriers, totals and offsets (7) with a lag of
+ * 3. H200, 2026-11-29 (bench/last_run/issue16-session18, calls 3, 4 and
+ * 7), at 2^28 against emit_scan's kernel: the i64 sum 0.967-0.971x its time
+ * (0.861-0.873 of the copy rate) with 2048 / 12 slots / lag 6, the same
+ * with 13 slots, 1.005x with 4096 / lag 3; the recurrence 0.952-0.954x
+ * (0.819-0.833) with 4096 / 6 slots / lag 3, 0.87x (0.908; 0.92x the
+ * 6 slots' time) with 7 slots, 7 slots and a lag of 4 0.962x the 6 slots'
+ * time, 1.055x with 2048 / lag 4 or 6; a lag of 2 0.968-0.977x and 1.007x;
+ * a lag of 4 with 4096 in 6 slots (one slot left to load) 1.40x; 3 or 4
+ * look-back warps slower everywhere; the look-back's backoff (0, 30, 100
+ * ns) no different. */
 typedef struct {
     int items;  /* a tile's items, 8 bytes each over the inputs */
     int part;   /* a consumer warp's items */
     int slot;   /* bytes a slot */
-    int slots;  /* slots in SCAN BULK 3's ring */
+    int slots;  /* slots in the ring */
+    int ring;   /* the ring's bytes: dynamic shared memory */
+    int need;   /* the shared memory the launcher asks a block to have */
     int lag;    /* tiles between a part's total and its scan */
 } SwShape;
 
 static SwShape sw_shape(const IrKernel *k) {
     int W;
     IrScalar *wt = scan_types(k->stmt, &W);
+    int per_slot = 5 * 8;  /* a slot's static shared memory: five barriers, each component's totals and offsets */
+    for (int j = 0; j < W; j++) { per_slot += 2 * SS_CONSUMERS * ir_scalar_size(wt[j]); }
     free(wt);
     SwShape h;
     h.items = SW_TILE_ITEMS ? SW_TILE_ITEMS : W == 1 ? 2048 : 4096;
     h.lag = SW_LAG_TILES ? SW_LAG_TILES : W == 1 ? 6 : 3;
     h.part = h.items / SS_CONSUMERS;
     h.slot = h.items * 8;
-    h.slots = SS_RING / h.slot;
-    assert(h.slot * h.slots == SS_RING);                      /* the ring of SCAN BULK 3, whole slots */
+    if (SW_RING_MAX || W == 2) {  /* as many slots as fit beside their static shared memory (and 64 bytes of alignment) */
+        h.slots = (SW_BLOCK_SHARED - 64) / (h.slot + per_slot);
+        h.ring = h.slots * h.slot;
+        h.need = h.ring + h.slots * per_slot + 64;
+    } else {  /* SCAN BULK 3's ring */
+        h.slots = SS_RING / h.slot;
+        h.ring = SS_RING;
+        h.need = SS_RING + SW_STATIC + 1024;  /* the ring, the block's static shared memory, the 1 KiB it reserves */
+        assert(h.slot * h.slots == SS_RING);                      /* whole slots */
+        assert(h.slots * per_slot <= SW_STATIC);                  /* the static shared memory */
+    }
     assert(h.lag + SS_PENDING < h.slots);                     /* slots for the lag, the pending stores and the loads in flight */
     assert(h.part % 128 == 0);                                /* whole 16-byte vectors a lane, 2 or 4 items each */
-    assert(4 * 8 * h.slots + 2 * 8 * h.slots * SS_CONSUMERS <= SW_STATIC);  /* the static shared memory */
     return h;
 }
 
@@ -2029,7 +2049,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, " * (prefixes, after the publisher's store; 16-byte words) and a producer; tiles of %d items,", h.items);
     be_line(b, " * one segment an input array, through a ring of %d slots (lag %d, %d pending store) */", S, h.lag, SS_PENDING);
     be_printf(b, "#if GPUC_SCAN_STREAM_DEVICE\n");
-    be_line(b, "extern __shared__ __align__(128) unsigned char g_ring[];  /* %d bytes, the launcher's g_shared */", SS_RING);
+    be_line(b, "extern __shared__ __align__(128) unsigned char g_ring[];  /* %d bytes, the launcher's g_shared */", h.ring);
     be_line(b, "__shared__ __align__(8) unsigned long long g_full[%d], g_pready[%d], g_totready[%d], g_done[%d], g_pubd[%d];", S, S, S, S, S);
     for (int j = 0; j < W; j++) {
         be_line(b, "__shared__ %s g_wtot%d[%d][%d];  /* each consumer warp's total of its part, component %d */", ct(wt[j]), j, S, NC, j);
@@ -2294,7 +2314,8 @@ void scan_wide_host(CuEmit *c, IrKernel *k) {
     be_line(b, "unsigned g_grid = (unsigned)g_ntiles, g_shared = 0u;  /* set where mode 3 is taken */");
     be_printf(b, "#endif\n");
     const char *when = be_strf(&c->x, "(GPUC_SCAN_WIDE == 1 || %s >= %d)", be_vname(k->stmt->w[0]), SW_MIN_ITEMS);
-    scan_stream_host_items(c, k, sw_shape(k).items, SS_RING + SW_STATIC + 1024, when, "emit_scan's kernel");  /* the ring, the block's static shared memory, the 1 KiB it reserves */
+    const SwShape h = sw_shape(k);
+    scan_stream_host_items(c, k, h.items, h.ring, h.need, when, "emit_scan's kernel");
 }
 
 /* A SCAN BULK 3 WIDE kernel: the stream kernel (#if mode 3), then
