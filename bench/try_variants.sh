@@ -14,9 +14,11 @@
 #    kernel's look-back included (seventeenth round: slower with the
 #    register kernel and with the wide kernel's lag of 2);
 #  - max, maxlag4: the wide kernel's ring with as many slots as an sm_90
-#    block's 227 KiB hold beside their static shared memory (-DSW_RING_MAX=1:
-#    the recurrence 7 slots of 32 KiB, the i64 scans 13 of 16 KiB, against 6
-#    and 12), with the default lags and with a lag of 4.
+#    block's 227 KiB hold beside their static shared memory for one 8-byte
+#    input too (-DSW_RING_MAX=1: the i64 scans 13 slots of 16 KiB against
+#    12; two 4-byte inputs take 7 by default since 2026-11-29, call 7 of
+#    bench/last_run/issue16-session18, where this set measured 6 against 7),
+#    with the default lags and with a lag of 4.
 # A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
 # when it emits instead)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
