@@ -5,8 +5,8 @@
 # the earlier sets measured: the long-row ring's 7 slots and lag 3, now the
 # defaults; 4 gatherers, 8 consumers, @items(2)/(4) slower; LOOKBACK 64
 # slower; the wide scan's shapes, swept with -DSW_TILE_ITEMS,
-# -DSW_LAG_TILES, -DSS_LOOKBACK_WARPS and -DGPUC_BACKOFF_NS, now its
-# defaults from 2^26 items):
+# -DSW_LAG_TILES, -DSS_LOOKBACK_WARPS and the look-back's backoff (no
+# difference; that knob is gone), now its defaults from 2^26 items):
 #  - off: the scans with 16-byte look-back words on emit_scan's register
 #    kernel at every size (GPUC_SCAN_WIDE=0 in gpuc's environment), the
 #    default before 2026-11-29;

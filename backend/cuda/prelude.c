@@ -1,14 +1,7 @@
 /* prelude.c: the text the CUDA C file starts with: the device prelude
  * (shuffles for every scalar type, 16-byte vector types, look-back helpers)
  * and the host interface gpuc_h_* over the CUDA runtime API for nvcc. */
-
 #include "cuda_emit.h"
-
-#ifndef GPUC_BACKOFF_NS  /* -DGPUC_BACKOFF_NS=N when building gpuc: a comparison (bench/try_variants.sh) */
-#define GPUC_BACKOFF_NS 100
-#endif
-#define GPUC_STR_(x) #x
-#define GPUC_STR(x) GPUC_STR_(x)
 
 /* The host interface over the CUDA runtime API (nvcc). GpucHost * is a
  * cudaStream_t; errors are cudaError_t values. Device blocks are cached by
@@ -290,7 +283,7 @@ void cuda_device_prelude(BeBuf *b) {
         " * before it asks again, leaving issue slots and bandwidth to the loading warps */\n"
         "__device__ __forceinline__ void gpuc_backoff(void) {\n"
         "#if __CUDA_ARCH__ >= 700\n"
-        "    __nanosleep(" GPUC_STR(GPUC_BACKOFF_NS) ");\n"
+        "    __nanosleep(100);\n"
         "#endif\n"
         "}\n"
         "/* a slot of a scan's shared staging with one pad element per 2^s, so that\n"

@@ -1828,7 +1828,6 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
 #define SW_RING_MAX 0
 #endif
 enum {
-    SW_STATIC = 4096,   /* static shared memory, at most: barriers, totals and offsets */
     SW_MIN_ITEMS = 1 << 26,  /* the default (GPUC_SCAN_WIDE 2) takes the kernel from 2^26 items on */
     SW_BLOCK_SHARED = 227 * 1024,  /* sm_90's shared memory a block may opt into, static and dynamic */
 };
@@ -1868,17 +1867,11 @@ static SwShape sw_shape(const IrKernel *k) {
     h.lag = SW_LAG_TILES ? SW_LAG_TILES : W == 1 ? 6 : 3;
     h.part = h.items / SS_CONSUMERS;
     h.slot = h.items * 8;
-    if (SW_RING_MAX || W == 2) {  /* as many slots as fit beside their static shared memory (and 64 bytes of alignment) */
-        h.slots = (SW_BLOCK_SHARED - 64) / (h.slot + per_slot);
-        h.ring = h.slots * h.slot;
-        h.need = h.ring + h.slots * per_slot + 64;
-    } else {  /* SCAN BULK 3's ring */
-        h.slots = SS_RING / h.slot;
-        h.ring = SS_RING;
-        h.need = SS_RING + SW_STATIC + 1024;  /* the ring, the block's static shared memory, the 1 KiB it reserves */
-        assert(h.slot * h.slots == SS_RING);                      /* whole slots */
-        assert(h.slots * per_slot <= SW_STATIC);                  /* the static shared memory */
-    }
+    /* two 4-byte inputs: as many slots as fit beside their static shared
+     * memory (and 64 bytes of alignment); one 8-byte input: SCAN BULK 3's ring */
+    h.slots = SW_RING_MAX || W == 2 ? (SW_BLOCK_SHARED - 64) / (h.slot + per_slot) : SS_RING / h.slot;
+    h.ring = h.slots * h.slot;
+    h.need = h.ring + h.slots * per_slot + 64;  /* the ring and the block's static shared memory */
     assert(h.lag + SS_PENDING < h.slots);                     /* slots for the lag, the pending stores and the loads in flight */
     assert(h.part % 128 == 0);                                /* whole 16-byte vectors a lane, 2 or 4 items each */
     return h;
