@@ -36,10 +36,11 @@ set -u
 cd "$(dirname "$0")/.."
 REC="scan:recurrence:n=26,28" I64="scan:incl_i64:n=26,28"
 VARIANTS=(
+  "strided|-DSW_LANE_RUNS=0|-|-|$REC $I64"
   "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
-  "lb64|env:GPUC_SCAN_LOOKBACK=64|-|-|$REC $I64"
-  "max|-DSW_RING_MAX=1|-|-|$REC $I64"
-  "maxlag4|-DSW_RING_MAX=1 -DSW_LAG_TILES=4|-|-|$REC $I64"
+  "lag4|-DSW_LAG_TILES=4|-|-|$REC $I64"
+  "t4096|-DSW_TILE_ITEMS=4096 -DSW_LAG_TILES=3|-|-|$I64"
+  "max|-DSW_RING_MAX=1|-|-|$I64"
 )
 D=bench/bin/variants
 B=bench/gen/bin

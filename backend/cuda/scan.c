@@ -1939,11 +1939,11 @@ static void scan_wide_macros(CuEmit *c, const IrKernel *k) {
               mode, wide_mode, SW_MIN_ITEMS, k->name, k->name);
 }
 
-/* Item u of the 16-byte vector g_q<j> (input j, of type t) as a value. */
-static char *sw_item(CuEmit *c, IrScalar t, int j, int u) {
+/* Item u of the 16-byte vector q (a uint4 of input j, of type t) as a value. */
+static char *sw_item(CuEmit *c, IrScalar t, const char *q, int u) {
     const char *comp[4] = { "x", "y", "z", "w" };
-    if (ir_scalar_size(t) == 4) { return ss_from_bits(c, t, be_strf(&c->x, "g_q%d.%s", j, comp[u])); }
-    const char *w = be_strf(&c->x, "(((unsigned long long)g_q%d.%s << 32) | (unsigned long long)g_q%d.%s)", j, comp[2 * u + 1], j, comp[2 * u]);
+    if (ir_scalar_size(t) == 4) { return ss_from_bits(c, t, be_strf(&c->x, "%s.%s", q, comp[u])); }
+    const char *w = be_strf(&c->x, "(((unsigned long long)%s.%s << 32) | (unsigned long long)%s.%s)", q, comp[2 * u + 1], q, comp[2 * u]);
     return t == IR_F64 ? be_strf(&c->x, "__longlong_as_double((long long)%s)", w) : be_strf(&c->x, "(%s)%s", ct(t), w);
 }
 
@@ -1954,7 +1954,7 @@ static void sw_lane_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt
     BeBuf *b = c->b;
     for (int j = 0; j < W; j++) { be_line(b, "const uint4 g_q%d = g_io%d[g_lane + 32 * g_v];", j, j); }
     for (int u = 0; u < V; u++) {
-        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), u, j, sw_item(c, wt[j], j, u)); }
+        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), u, j, sw_item(c, wt[j], be_strf(&c->x, "g_q%d", j), u)); }
     }
     char **a0 = names(c, "g_a%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_x0_%d;", ct(wt[j]), a0[j], j); }
@@ -1968,6 +1968,154 @@ static void sw_lane_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), sc[j], V - 1, j); }
     warp_inclusive_scan(c, ops, nsc, wt, sc, "g_y%d_%d");
     free(sc);
+}
+
+/* SW_LANE_RUNS (on by default; -DSW_LANE_RUNS=0 when building gpuc: the
+ * strided form, a comparison): a consumer lane's NV vectors of each input
+ * are consecutive, items lane * NV * V .. + NV * V - 1 of its warp's part,
+ * so that a part takes one warp reduction (its total) and one warp scan
+ * instead of NV of each and a broadcast a step: a quarter of the shuffles,
+ * which for 8-byte items are two a value. The lane loads its vectors in a
+ * rotated order (g_rot) so that the 8 lanes of each 128-byte phase of a
+ * 16-byte access touch 8 different bank groups; g_p<p>_<j> is its vector
+ * at position p, g_x<k>_<j> its items and g_a<k>_<j> their inclusive scan
+ * in the lane. */
+#ifndef SW_LANE_RUNS
+#define SW_LANE_RUNS 1
+#endif
+static void sw_run_load(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV) {
+    BeBuf *b = c->b;
+    const int per_phase = 8 / NV > 0 ? 8 / NV : 1;  /* lanes a phase whose vectors share a rotation */
+    be_line(b, "const unsigned g_rot = %s;  /* this lane's first vector loaded */", NV == 1 ? "0u" : be_strf(&c->x, "(g_lane / %du) %% %du", per_phase, NV));
+    for (int v = 0; v < NV; v++) {
+        for (int j = 0; j < W; j++) { be_line(b, "const uint4 g_r%d_%d = g_io%d[g_lane * %du + (%du + g_rot) %% %du];", v, j, j, NV, v, NV); }
+    }
+    for (int p = 0; p < NV; p++) {
+        for (int j = 0; j < W; j++) {
+            char *sel = be_strf(&c->x, "g_r%d_%d", p, j);
+            for (int r = 1; r < NV; r++) { sel = be_strf(&c->x, "g_rot == %du ? g_r%d_%d : %s", r, (p - r + NV) % NV, j, sel); }
+            be_line(b, "const uint4 g_p%d_%d = %s;  /* position %d */", p, j, sel, p);
+        }
+    }
+    const int K = NV * V;
+    for (int k = 0; k < K; k++) {
+        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), k, j, sw_item(c, wt[j], be_strf(&c->x, "g_p%d_%d", k / V, j), k % V)); }
+    }
+    char **a0 = names(c, "g_a%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_x0_%d;", ct(wt[j]), a0[j], j); }
+    free(a0);
+    for (int k = 1; k < K; k++) {
+        char **dst = names(c, "g_a%d_%d", k, W), **a = names(c, "g_a%d_%d", k - 1, W), **x = names(c, "g_x%d_%d", k, W);
+        apply_ops(c, ops, nsc, dst, a, x, true);
+        free(dst); free(a); free(x);
+    }
+}
+
+/* SW_LANE_RUNS's first pass over a part: its total, by a warp reduction in
+ * lane order (lane l folds lanes l + off's values after its own), into
+ * g_wtot<j>[g_s][g_warp]; then the part's arrival on pready. */
+static void sw_run_total(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV) {
+    BeBuf *b = c->b;
+    sw_run_load(c, ops, nsc, wt, W, V, NV);
+    char **t = names(c, "g_t%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), t[j], NV * V - 1, j); }
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    b->indent++;
+    for (int q = 0, at = 0; q < nsc; q++) {
+        char **y = names(c, "g_y%d_%d", q, ops[q].arity);
+        for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), y[j], t[at + j]); }
+        be_line(b, "if (g_lane + (unsigned)g_off < 32u) {");
+        b->indent++;
+        apply_op(c, &ops[q], t + at, (const char *const *)(t + at), (const char *const *)y, false);
+        b->indent--;
+        be_line(b, "}");
+        free(y);
+        at += ops[q].arity;
+    }
+    b->indent--;
+    be_line(b, "}");
+    be_line(b, "if (g_lane == 0) {");
+    for (int j = 0; j < W; j++) { be_line(b, "    g_wtot%d[g_s][g_warp] = %s;", j, t[j]); }
+    be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_pready", "g_s"));
+    be_line(b, "}");
+    free(t);
+}
+
+/* SW_LANE_RUNS's second pass over a part: its items scanned after the
+ * prefix g_carry<j>, posted, and written over the vectors they came from. */
+static void sw_run_scan(CuEmit *c, IrStmt *s, const IrScalar *wt, int W, int V, int NV) {
+    BeBuf *b = c->b;
+    IrOperator *ops = s->scans;
+    const int nsc = s->nscans, K = NV * V;
+    const int nout = s->post ? s->post->nres : W;
+    sw_run_load(c, ops, nsc, wt, W, V, NV);
+    char **sc = names(c, "g_sc%d_%d", 0, W), **el = names(c, "g_el%d_%d", 0, W), **pre = names(c, "g_pre%d_%d", 0, W);
+    char **carry = names(c, "g_carry%d_%d", 0, W);
+    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), sc[j], K - 1, j); }
+    warp_inclusive_scan(c, ops, nsc, wt, sc, "g_y%d_%d");
+    for (int j = 0; j < W; j++) {
+        be_line(b, "%s %s = gpuc_shfl_up(%s, 1);  /* the lanes before this one */", ct(wt[j]), el[j], sc[j]);
+        be_line(b, "if (g_lane == 0) { %s = g_ne%d; }", el[j], j);
+    }
+    apply_ops(c, ops, nsc, pre, carry, el, true);
+    for (int p = 0; p < NV; p++) {
+        for (int j = 0; j < nout; j++) { be_line(b, "uint4 g_o%d_%d;", p, j); }
+    }
+    const char *comp[4] = { "x", "y", "z", "w" };
+    for (int k = 0; k < K; k++) {
+        const int p = k / V, u = k % V;
+        be_line(b, "{ /* item %d of the lane's %d */", k, K);
+        b->indent++;
+        char **e = names(c, "g_e%d_%d", k, W);
+        for (int q = 0, at = 0; q < nsc; q++) {
+            if (ops[q].exclusive && k == 0) {
+                for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), e[at + j], pre[at + j], e[at + j]); }
+            } else {
+                char **a = names(c, "g_a%d_%d", ops[q].exclusive ? k - 1 : k, W);
+                const int ar = ops[q].arity;
+                const char **args = calloc((size_t)ar * 2 + 1, sizeof *args), **res = calloc((size_t)ar + 1, sizeof *res);
+                for (int j = 0; j < ar; j++) { args[j] = pre[at + j]; args[ar + j] = a[at + j]; }
+                be_lambda(&c->x, ops[q].op, args, res);
+                for (int j = 0; j < ar; j++) { be_line(b, "const %s %s = %s;", ct(wt[at + j]), e[at + j], res[j]); }
+                free(args); free(res); free(a);
+            }
+            at += ops[q].arity;
+        }
+        for (int j = 0; j < W; j++) { be_line(b, "(void)%s;  /* a post may not read it */", e[j]); }
+        const char **val = calloc((size_t)nout + 1, sizeof *val);
+        if (s->post) {
+            be_line(b, "const int64_t g_i = g_first + (int64_t)g_lane * %d + %d;  (void)g_i;", K, k);
+            c->x.idx[0] = "g_i";
+            c->x.idx[1] = "g_i";
+            be_lambda(&c->x, s->post, (const char *const *)e, val);
+        } else {
+            for (int j = 0; j < nout; j++) { val[j] = e[j]; }
+        }
+        for (int j = 0; j < nout; j++) {
+            IrScalar to = s->outs[j]->elem;
+            if (ir_scalar_size(to) == 4) {
+                be_line(b, "g_o%d_%d.%s = %s;", p, j, comp[u], ss_to_bits(c, to, val[j]));
+            } else {
+                const char *bits = to == IR_F64 ? be_strf(&c->x, "(unsigned long long)__double_as_longlong(%s)", val[j]) : be_strf(&c->x, "(unsigned long long)%s", val[j]);
+                be_line(b, "const unsigned long long g_ob%d = %s;", j, bits);
+                be_line(b, "g_o%d_%d.%s = (unsigned)g_ob%d;", p, j, comp[2 * u], j);
+                be_line(b, "g_o%d_%d.%s = (unsigned)(g_ob%d >> 32);", p, j, comp[2 * u + 1], j);
+            }
+        }
+        free(val);
+        free(e);
+        b->indent--;
+        be_line(b, "}");
+    }
+    be_line(b, "/* each output's vectors over the input vectors this lane read (the same items, the same rotated order) */");
+    for (int v = 0; v < NV; v++) {
+        for (int j = 0; j < nout; j++) {
+            char *sel = be_strf(&c->x, "g_o%d_%d", v, j);
+            for (int r = 1; r < NV; r++) { sel = be_strf(&c->x, "g_rot == %du ? g_o%d_%d : %s", r, (v + r) % NV, j, sel); }
+            be_line(b, "g_io%d[g_lane * %du + (%du + g_rot) %% %du] = %s;", j, NV, v, NV, sel);
+        }
+    }
+    free(sc); free(el); free(pre); free(carry);
 }
 
 /* The producer's load of this block's tile number j (an expression) into
@@ -2093,6 +2241,9 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
         be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j);
     }
     char **tot = names(c, "g_tot%d_%d", 0, W), **vt = names(c, "g_vt%d_%d", 0, W);
+    if (SW_LANE_RUNS) {
+        sw_run_total(c, ops, nsc, wt, W, V, NV);
+    } else {
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_ne%d;", ct(wt[j]), tot[j], j); }
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", NV);
@@ -2106,6 +2257,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     for (int j = 0; j < W; j++) { be_line(b, "    g_wtot%d[g_s][g_warp] = %s;", j, tot[j]); }
     be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_pready", "g_s"));
     be_line(b, "}");
+    }
     b->indent--;
     be_line(b, "}");
     be_line(b, "if (g_j >= %d) {", h.lag);
@@ -2119,11 +2271,14 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
         be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part%s */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
     }
     be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", h.items, h.part);
+    char **el = names(c, "g_el%d_%d", 0, W), **pre = names(c, "g_pre%d_%d", 0, W), **sc = names(c, "g_sc%d_%d", 0, W);
+    if (SW_LANE_RUNS) {
+        sw_run_scan(c, s, wt, W, V, NV);
+    } else {
     be_line(b, "#pragma unroll");
     be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", NV);
     b->indent++;
     sw_lane_scan(c, ops, nsc, wt, W, V);
-    char **el = names(c, "g_el%d_%d", 0, W), **pre = names(c, "g_pre%d_%d", 0, W), **sc = names(c, "g_sc%d_%d", 0, W);
     for (int j = 0; j < W; j++) {
         be_line(b, "%s %s = gpuc_shfl_up(%s, 1);  /* the lanes before this one */", ct(wt[j]), el[j], sc[j]);
         be_line(b, "if (g_lane == 0) { %s = g_ne%d; }", el[j], j);
@@ -2183,6 +2338,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     apply_ops(c, ops, nsc, carry, carry, vt, false);
     b->indent--;
     be_line(b, "}");
+    }
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "gpuc_sb_fence();  /* these writes before the bulk stores read them */");
     be_printf(b, "#endif\n");

@@ -1,4 +1,4 @@
-"""scan_stream_emu.py CU ENTRY OUT.cpp [--sensitive] [--no-broadcast]: the
+"""scan_stream_emu.py CU ENTRY OUT.cpp [--sensitive] [--no-broadcast] [--no-rotate]: the
 SCAN BULK 3 WIDE kernel ENTRY_k0_scan_stream of the generated CUDA file CU
 (tests/gpu/blocks/scan_stream_wide.gdsl's entries) as a C++ program over
 scan_stream_emu.h that runs it on the CPU (OUT n grid misalign seed: grid
@@ -6,17 +6,26 @@ blocks, arrays misaligned by misalign elements) and compares its result with
 the scan in order ("... 0 mismatches"). --sensitive: inputs whose every item
 depends on the prefix carried into its tile and part (a = -3, or a in
 0.999 .. 1.0); --no-broadcast: a deliberate bug (lane 0's prefix not
-broadcast before the parts' offsets), which must show."""
+broadcast before the parts' offsets), which must show; --no-rotate: another
+(the consumers' output vectors stored unrotated while the loads were
+rotated, SW_LANE_RUNS), which must show too."""
 import re, sys
 from emu_kernel import kernel
 src = open(sys.argv[1]).read()
 name = sys.argv[2]
 sens = '--sensitive' in sys.argv
 mutate = '--no-broadcast' in sys.argv
+unrotate = '--no-rotate' in sys.argv
 k = name + '_k0_scan_stream'
 body, threads = kernel(src, k)  # threads: the kernel's __launch_bounds__ (640 with gpuc's defaults)
 if mutate:
     body = re.sub(r'(g_ex0_\d+) = __shfl_sync\(0xffffffffu, g_ex0_\d+, 0\);', r'\1 = \1;', body)
+if unrotate:
+    # the second bug: each output vector stored where the lane's vector of
+    # its position would be without the rotation of the loads
+    body, nsub = re.subn(r'(g_io\d+\[g_lane \* \d+u \+ \(\d+u \+ g_rot\) % \d+u\] = )g_rot == 1u \? (g_o\d+_\d+) : (g_o\d+_\d+);', r'\1\3;', body)
+    if nsub == 0:
+        sys.exit('scan_stream_emu.py: --no-rotate: no rotated store in %s' % k)
 body = body.replace('extern __shared__ __align__(128) unsigned char g_ring[];', 'unsigned char *const g_ring = emu_ring;')
 # kernel signature: the parameter list
 sig = body[body.index('(') + 1:body.index(')\n{')]
