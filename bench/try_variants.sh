@@ -10,15 +10,13 @@
 #  - off: the scans with 16-byte look-back words on emit_scan's register
 #    kernel at every size (GPUC_SCAN_WIDE=0 in gpuc's environment), the
 #    default before 2026-11-29;
-#  - lb64: LOOKBACK 64 (GPUC_SCAN_LOOKBACK=64) over the default, the wide
-#    kernel's look-back included (seventeenth round: slower with the
-#    register kernel and with the wide kernel's lag of 2);
-#  - max, maxlag4: the wide kernel's ring with as many slots as an sm_90
-#    block's 227 KiB hold beside their static shared memory for one 8-byte
-#    input too (-DSW_RING_MAX=1: the i64 scans 13 slots of 16 KiB against
-#    12; two 4-byte inputs take 7 by default since 2026-11-29, call 7 of
-#    bench/last_run/issue16-session18, where this set measured 6 against 7),
-#    with the default lags and with a lag of 4.
+#  - lag4: the wide kernel with a lag of 4 tiles for both shapes;
+#  - t4096: the i64 scan in tiles of 4096 items (6 slots) with a lag of 3;
+#  - max: the i64 scan's ring with as many slots as an sm_90 block's 227 KiB
+#    hold beside their static shared memory (-DSW_RING_MAX=1: 13 slots of
+#    16 KiB against 12).
+# (Session 19's call 1 measured these and the consumers' first, strided
+# form, replaced since; bench/last_run/issue16-session19.)
 # A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
 # when it emits instead)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
@@ -36,7 +34,6 @@ set -u
 cd "$(dirname "$0")/.."
 REC="scan:recurrence:n=26,28" I64="scan:incl_i64:n=26,28"
 VARIANTS=(
-  "strided|-DSW_LANE_RUNS=0|-|-|$REC $I64"
   "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
   "lag4|-DSW_LAG_TILES=4|-|-|$REC $I64"
   "t4096|-DSW_TILE_ITEMS=4096 -DSW_LAG_TILES=3|-|-|$I64"

@@ -1947,42 +1947,19 @@ static char *sw_item(CuEmit *c, IrScalar t, const char *q, int u) {
     return t == IR_F64 ? be_strf(&c->x, "__longlong_as_double((long long)%s)", w) : be_strf(&c->x, "(%s)%s", ct(t), w);
 }
 
-/* A consumer lane's V items of one step: g_q<j> its vector of each input
- * j (from the uint4 arrays g_io<j>), g_x<u>_<j> the items, g_a<u>_<j> the
- * lane's inclusive values, g_sc0_<j> their last scanned across the warp. */
-static void sw_lane_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V) {
-    BeBuf *b = c->b;
-    for (int j = 0; j < W; j++) { be_line(b, "const uint4 g_q%d = g_io%d[g_lane + 32 * g_v];", j, j); }
-    for (int u = 0; u < V; u++) {
-        for (int j = 0; j < W; j++) { be_line(b, "const %s g_x%d_%d = %s;", ct(wt[j]), u, j, sw_item(c, wt[j], be_strf(&c->x, "g_q%d", j), u)); }
-    }
-    char **a0 = names(c, "g_a%d_%d", 0, W);
-    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = g_x0_%d;", ct(wt[j]), a0[j], j); }
-    free(a0);
-    for (int u = 1; u < V; u++) {
-        char **dst = names(c, "g_a%d_%d", u, W), **a = names(c, "g_a%d_%d", u - 1, W), **x = names(c, "g_x%d_%d", u, W);
-        apply_ops(c, ops, nsc, dst, a, x, true);
-        free(dst); free(a); free(x);
-    }
-    char **sc = names(c, "g_sc%d_%d", 0, W);
-    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), sc[j], V - 1, j); }
-    warp_inclusive_scan(c, ops, nsc, wt, sc, "g_y%d_%d");
-    free(sc);
-}
-
-/* SW_LANE_RUNS (on by default; -DSW_LANE_RUNS=0 when building gpuc: the
- * strided form, a comparison): a consumer lane's NV vectors of each input
- * are consecutive, items lane * NV * V .. + NV * V - 1 of its warp's part,
- * so that a part takes one warp reduction (its total) and one warp scan
- * instead of NV of each and a broadcast a step: a quarter of the shuffles,
- * which for 8-byte items are two a value. The lane loads its vectors in a
+/* A consumer lane's run: its NV vectors of each input are consecutive,
+ * items lane * NV * V .. + NV * V - 1 of its warp's part, so that a part
+ * takes one warp reduction (its total) and one warp scan. (The first form
+ * took vectors lane, lane + 32, ...: a warp scan and a broadcast a vector
+ * in each pass, four times the shuffles, which for 8-byte items are two a
+ * value. H200, 2026-11-29, bench/last_run/issue16-session19 call 1, at
+ * 2^28: this form takes 0.996x the first's time for the recurrence and
+ * 0.995x for the i64 sum, 0.906 and 0.873 of the copy rate: the shuffles
+ * were not what holds the kernel back.) The lane loads its vectors in a
  * rotated order (g_rot) so that the 8 lanes of each 128-byte phase of a
  * 16-byte access touch 8 different bank groups; g_p<p>_<j> is its vector
  * at position p, g_x<k>_<j> its items and g_a<k>_<j> their inclusive scan
  * in the lane. */
-#ifndef SW_LANE_RUNS
-#define SW_LANE_RUNS 1
-#endif
 static void sw_run_load(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV) {
     BeBuf *b = c->b;
     const int per_phase = 8 / NV > 0 ? 8 / NV : 1;  /* lanes a phase whose vectors share a rotation */
@@ -2011,7 +1988,7 @@ static void sw_run_load(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt,
     }
 }
 
-/* SW_LANE_RUNS's first pass over a part: its total, by a warp reduction in
+/* A consumer's first pass over its part of a tile: its total, by a warp reduction in
  * lane order (lane l folds lanes l + off's values after its own), into
  * g_wtot<j>[g_s][g_warp]; then the part's arrival on pready. */
 static void sw_run_total(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV) {
@@ -2041,7 +2018,7 @@ static void sw_run_total(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt
     free(t);
 }
 
-/* SW_LANE_RUNS's second pass over a part: its items scanned after the
+/* A consumer's second pass over its part: its items scanned after the
  * prefix g_carry<j>, posted, and written over the vectors they came from. */
 static void sw_run_scan(CuEmit *c, IrStmt *s, const IrScalar *wt, int W, int V, int NV) {
     BeBuf *b = c->b;
@@ -2240,24 +2217,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     for (int j = 0; j < W; j++) {
         be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j);
     }
-    char **tot = names(c, "g_tot%d_%d", 0, W), **vt = names(c, "g_vt%d_%d", 0, W);
-    if (SW_LANE_RUNS) {
-        sw_run_total(c, ops, nsc, wt, W, V, NV);
-    } else {
-    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_ne%d;", ct(wt[j]), tot[j], j); }
-    be_line(b, "#pragma unroll");
-    be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", NV);
-    b->indent++;
-    sw_lane_scan(c, ops, nsc, wt, W, V);
-    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = __shfl_sync(0xffffffffu, g_sc0_%d, 31);  /* the step's %d items */", ct(wt[j]), vt[j], j, 32 * V); }
-    apply_ops(c, ops, nsc, tot, tot, vt, false);
-    b->indent--;
-    be_line(b, "}");
-    be_line(b, "if (g_lane == 0) {");
-    for (int j = 0; j < W; j++) { be_line(b, "    g_wtot%d[g_s][g_warp] = %s;", j, tot[j]); }
-    be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_pready", "g_s"));
-    be_line(b, "}");
-    }
+    sw_run_total(c, ops, nsc, wt, W, V, NV);
     b->indent--;
     be_line(b, "}");
     be_line(b, "if (g_j >= %d) {", h.lag);
@@ -2265,80 +2225,12 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_k = g_j - %d;", h.lag);
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_totready", "g_s"), S);
-    char **carry = names(c, "g_carry%d_%d", 0, W);
-    for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_woff%d[g_s][g_warp];", ct(wt[j]), carry[j], j); }
+    for (int j = 0; j < W; j++) { be_line(b, "%s g_carry0_%d = g_woff%d[g_s][g_warp];", ct(wt[j]), j, j); }
     for (int j = 0; j < W; j++) {
         be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part%s */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
     }
     be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", h.items, h.part);
-    char **el = names(c, "g_el%d_%d", 0, W), **pre = names(c, "g_pre%d_%d", 0, W), **sc = names(c, "g_sc%d_%d", 0, W);
-    if (SW_LANE_RUNS) {
-        sw_run_scan(c, s, wt, W, V, NV);
-    } else {
-    be_line(b, "#pragma unroll");
-    be_line(b, "for (int g_v = 0; g_v < %d; g_v++) {", NV);
-    b->indent++;
-    sw_lane_scan(c, ops, nsc, wt, W, V);
-    for (int j = 0; j < W; j++) {
-        be_line(b, "%s %s = gpuc_shfl_up(%s, 1);  /* the lanes before this one */", ct(wt[j]), el[j], sc[j]);
-        be_line(b, "if (g_lane == 0) { %s = g_ne%d; }", el[j], j);
-    }
-    apply_ops(c, ops, nsc, pre, carry, el, true);
-    for (int j = 0; j < nout; j++) { be_line(b, "uint4 g_o%d;", j); }
-    for (int u = 0; u < V; u++) {
-        be_line(b, "{ /* item %d of the lane's %d */", u, V);
-        b->indent++;
-        /* each operator's values at item u, inclusive or exclusive */
-        char **e = names(c, "g_e%d_%d", u, W);
-        for (int q = 0, at = 0; q < nsc; q++) {
-            if (ops[q].exclusive && u == 0) {
-                for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = %s;  (void)%s;", ct(wt[at + j]), e[at + j], pre[at + j], e[at + j]); }
-            } else {
-                /* e = op(pre, a), declared const (a post may not read it: no "set but never used") */
-                char **a = names(c, "g_a%d_%d", ops[q].exclusive ? u - 1 : u, W);
-                const int ar = ops[q].arity;
-                const char **args = calloc((size_t)ar * 2 + 1, sizeof *args), **res = calloc((size_t)ar + 1, sizeof *res);
-                for (int j = 0; j < ar; j++) { args[j] = pre[at + j]; args[ar + j] = a[at + j]; }
-                be_lambda(&c->x, ops[q].op, args, res);
-                for (int j = 0; j < ar; j++) { be_line(b, "const %s %s = %s;", ct(wt[at + j]), e[at + j], res[j]); }
-                free(args); free(res); free(a);
-            }
-            at += ops[q].arity;
-        }
-        for (int j = 0; j < W; j++) { be_line(b, "(void)%s;  /* a post may not read it */", e[j]); }
-        const char **val = calloc((size_t)nout + 1, sizeof *val);
-        if (s->post) {
-            be_line(b, "const int64_t g_i = g_first + %d * (g_lane + 32 * g_v) + %d;  (void)g_i;", V, u);
-            c->x.idx[0] = "g_i";
-            c->x.idx[1] = "g_i";
-            be_lambda(&c->x, s->post, (const char *const *)e, val);
-        } else {
-            for (int j = 0; j < nout; j++) { val[j] = e[j]; }
-        }
-        const char *comp[4] = { "x", "y", "z", "w" };
-        for (int j = 0; j < nout; j++) {
-            IrScalar to = s->outs[j]->elem;
-            if (ir_scalar_size(to) == 4) {
-                be_line(b, "g_o%d.%s = %s;", j, comp[u], ss_to_bits(c, to, val[j]));
-            } else {
-                const char *bits = to == IR_F64 ? be_strf(&c->x, "(unsigned long long)__double_as_longlong(%s)", val[j]) : be_strf(&c->x, "(unsigned long long)%s", val[j]);
-                be_line(b, "const unsigned long long g_ob%d = %s;", j, bits);
-                be_line(b, "g_o%d.%s = (unsigned)g_ob%d;", j, comp[2 * u], j);
-                be_line(b, "g_o%d.%s = (unsigned)(g_ob%d >> 32);", j, comp[2 * u + 1], j);
-            }
-        }
-        free(val);
-        free(e);
-        b->indent--;
-        be_line(b, "}");
-    }
-    be_line(b, "/* each output's vector over the input vector this lane read (the same items) */");
-    for (int j = 0; j < nout; j++) { be_line(b, "g_io%d[g_lane + 32 * g_v] = g_o%d;", j, j); }
-    for (int j = 0; j < W; j++) { be_line(b, "const %s %s = __shfl_sync(0xffffffffu, %s, 31);", ct(wt[j]), vt[j], sc[j]); }
-    apply_ops(c, ops, nsc, carry, carry, vt, false);
-    b->indent--;
-    be_line(b, "}");
-    }
+    sw_run_scan(c, s, wt, W, V, NV);
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
     be_line(b, "gpuc_sb_fence();  /* these writes before the bulk stores read them */");
     be_printf(b, "#endif\n");
@@ -2446,7 +2338,6 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_printf(b, "#endif\n");
     b->indent = 0;
     be_printf(b, "}\n\n");
-    free(tot); free(vt); free(carry); free(el); free(pre); free(sc);
     free(lw); free(wex); free(ex); free(offs);
     free(in); free(out); free(wt);
     kp_free(&p);

@@ -8,7 +8,7 @@ depends on the prefix carried into its tile and part (a = -3, or a in
 0.999 .. 1.0); --no-broadcast: a deliberate bug (lane 0's prefix not
 broadcast before the parts' offsets), which must show; --no-rotate: another
 (the consumers' output vectors stored unrotated while the loads were
-rotated, SW_LANE_RUNS), which must show too."""
+rotated), which must show too."""
 import re, sys
 from emu_kernel import kernel
 src = open(sys.argv[1]).read()
