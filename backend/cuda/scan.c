@@ -1775,7 +1775,7 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  * not, no mapped output. Its fallback is emit_scan's kernel (emitted beside
  * it, not under #if), taken where mode 3 is off (GPUC_SCAN_BULK other than 3)
  * or does not fit (as scan_stream_host).
- *   slot       a tile's items (sw_shape: 2048 or 4096), the tile's segment
+ *   slot       a tile's items (sw_shape: 4096), the tile's segment
  *              of each input array one after the other (structure of
  *              arrays, 8 bytes an item in all); output j (as wide an item as input j's) is written
  *              over input j's segment, item by item, by the lane that read
@@ -1811,41 +1811,42 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  * 2^20..2^24, and the i64 scans 1.009-1.14x emit_scan's time at every
  * size: off by default then. Third form (2026-11-29, bench/last_run/
  * issue16-session18): the same kernel with a ring per input shape
- * (sw_shape: a lag of 3 or 6 tiles gives a tile's look-back that much
+ * (then: a lag of 3 or 6 tiles gives a tile's look-back that much
  * longer before its consumers wait on it; ncu, call 2: a third of the
  * consumers' stall samples waited on the look-back's offsets with a lag of
  * 2), on by default from 2^26 items (scan_wide_macros): call 5, the
  * recurrence at 2^28 906.6-909.5 us (0.840 of the copy rate, 0.322x CUB's
  * time), the i64 scans 1168.2-1172.9 (0.869-0.870, 0.953x CUB's); below
- * 2^26 emit_scan's kernel (unchanged). */
+ * 2^26 emit_scan's kernel (unchanged); the recurrence's ring at 7 slots,
+ * 0.908 (call 7). Fourth form (session 19): each consumer lane takes a run
+ * of consecutive vectors (sw_run_load), and one shape for every input, the
+ * recurrence's (sw_shape). */
 #ifndef SW_TILE_ITEMS  /* -DSW_TILE_ITEMS=N (and -DSW_LAG_TILES=L) when building gpuc: every kernel's, a comparison (bench/try_variants.sh) */
 #define SW_TILE_ITEMS 0
 #endif
 #ifndef SW_LAG_TILES
 #define SW_LAG_TILES 0
 #endif
-#ifndef SW_RING_MAX  /* -DSW_RING_MAX=1 when building gpuc: one 8-byte input's ring too as many slots as fit (13), a comparison */
-#define SW_RING_MAX 0
-#endif
 enum {
     SW_MIN_ITEMS = 1 << 26,  /* the default (GPUC_SCAN_WIDE 2) takes the kernel from 2^26 items on */
     SW_BLOCK_SHARED = 227 * 1024,  /* sm_90's shared memory a block may opt into, static and dynamic */
 };
 
-/* A wide kernel's tiles and ring: one 8-byte input takes tiles of 2048
- * items (16 KiB) in SCAN BULK 3's ring (12 slots) with a lag of 6; two
- * 4-byte inputs tiles of 4096 (32 KiB) in as many slots as an sm_90 block's
- * 227 KiB hold beside their barriers, totals and offsets (7) with a lag of
- * 3. H200, 2026-11-29 (bench/last_run/issue16-session18, calls 3, 4 and
- * 7), at 2^28 against emit_scan's kernel: the i64 sum 0.967-0.971x its time
- * (0.861-0.873 of the copy rate) with 2048 / 12 slots / lag 6, the same
- * with 13 slots, 1.005x with 4096 / lag 3; the recurrence 0.952-0.954x
- * (0.819-0.833) with 4096 / 6 slots / lag 3, 0.87x (0.908; 0.92x the
- * 6 slots' time) with 7 slots, 7 slots and a lag of 4 0.962x the 6 slots'
- * time, 1.055x with 2048 / lag 4 or 6; a lag of 2 0.968-0.977x and 1.007x;
- * a lag of 4 with 4096 in 6 slots (one slot left to load) 1.40x; 3 or 4
+/* A wide kernel's tiles and ring: tiles of 4096 items (32 KiB) in as many
+ * slots as an sm_90 block's 227 KiB hold beside their barriers, totals and
+ * offsets (7), with a lag of 3 tiles, for one 8-byte input and for two
+ * 4-byte inputs. H200, 2026-11-29, at 2^28 (bench/last_run/
+ * issue16-session18, calls 3, 4 and 7, against emit_scan's kernel): the
+ * recurrence 0.952-0.954x its time (0.819-0.833 of the copy rate) with 6
+ * slots, 0.87x (0.908) with 7, 7 slots and a lag of 4 0.962x the 6 slots'
+ * time, 1.055x with tiles of 2048 and a lag of 4 or 6; a lag of 2
+ * 0.968-0.977x; a lag of 4 in 6 slots (one slot left to load) 1.40x; 3 or 4
  * look-back warps slower everywhere; the look-back's backoff (0, 30, 100
- * ns) no different. */
+ * ns) no different. The i64 sum (session 19, calls 1 and 2, against the
+ * shape it had then, tiles of 2048 items in 12 slots with a lag of 6,
+ * 0.871-0.873): 7 slots of 4096 and a lag of 3 0.986x its time at 2^28
+ * (0.883) and 0.976x at 2^26, a lag of 2 1.082x, 6 slots 1.067x, 13 slots
+ * of 2048 0.993-0.998x, a lag of 4 1.021x. */
 typedef struct {
     int items;  /* a tile's items, 8 bytes each over the inputs */
     int part;   /* a consumer warp's items */
@@ -1863,15 +1864,15 @@ static SwShape sw_shape(const IrKernel *k) {
     for (int j = 0; j < W; j++) { per_slot += 2 * SS_CONSUMERS * ir_scalar_size(wt[j]); }
     free(wt);
     SwShape h;
-    h.items = SW_TILE_ITEMS ? SW_TILE_ITEMS : W == 1 ? 2048 : 4096;
-    h.lag = SW_LAG_TILES ? SW_LAG_TILES : W == 1 ? 6 : 3;
+    h.items = SW_TILE_ITEMS ? SW_TILE_ITEMS : 4096;
+    h.lag = SW_LAG_TILES ? SW_LAG_TILES : 3;
     h.part = h.items / SS_CONSUMERS;
     h.slot = h.items * 8;
-    /* two 4-byte inputs: as many slots as fit beside their static shared
-     * memory (and 64 bytes of alignment); one 8-byte input: SCAN BULK 3's ring */
-    h.slots = SW_RING_MAX || W == 2 ? (SW_BLOCK_SHARED - 64) / (h.slot + per_slot) : SS_RING / h.slot;
+    h.slots = (SW_BLOCK_SHARED - 64) / (h.slot + per_slot);  /* as many as fit beside the static shared memory (and 64 bytes of alignment) */
     h.ring = h.slots * h.slot;
-    h.need = h.ring + h.slots * per_slot + 64;  /* the ring and the block's static shared memory */
+    /* the ring after the block's static shared memory, which ends on the
+     * ring's 128-byte alignment (ptxas: 2176 bytes for 7 slots of an i64 scan's 2072) */
+    h.need = h.ring + (h.slots * per_slot + 127) / 128 * 128 + 64;
     assert(h.lag + SS_PENDING < h.slots);                     /* slots for the lag, the pending stores and the loads in flight */
     assert(h.part % 128 == 0);                                /* whole 16-byte vectors a lane, 2 or 4 items each */
     return h;

@@ -65,8 +65,7 @@ export PATH=$PATH:${GPUC_CUDA_HOME:-/usr/local/cuda}/bin
 # are few tiles and k >= 256. The streaming kernels (sm_90): 4-byte scans
 # (SCAN BULK 3, tiles of 8192 items, one block an SM) past one tile; scans
 # with 16-byte look-back words (SCAN BULK 3 WIDE: i64/u64 scans, tuple scans
-# of two f32 arrays; tiles of 2048 items for one 8-byte input, 4096 for two
-# 4-byte ones) from 2^26 items by default, far above these shapes: past one
+# of two f32 arrays; tiles of 4096 items) from 2^26 items by default, far above these shapes: past one
 # tile with GPUC_SCAN_WIDE=1 in the environment (the scan_wide_* cases then
 # run it, as on 2026-11-28 and 2026-11-29); rows of at least
 # 65536 4-byte elements in whole chunks of 8192 (NAME_st); rows of whole

@@ -23,7 +23,7 @@ if mutate:
 if unrotate:
     # the second bug: each output vector stored where the lane's vector of
     # its position would be without the rotation of the loads
-    body, nsub = re.subn(r'(g_io\d+\[g_lane \* \d+u \+ \(\d+u \+ g_rot\) % \d+u\] = )g_rot == 1u \? (g_o\d+_\d+) : (g_o\d+_\d+);', r'\1\3;', body)
+    body, nsub = re.subn(r'(g_io\d+\[g_lane \* \d+u \+ \(\d+u \+ g_rot\) % \d+u\] = )(?:g_rot == \d+u \? g_o\d+_\d+ : )+(g_o\d+_\d+);', r'\1\2;', body)
     if nsub == 0:
         sys.exit('scan_stream_emu.py: --no-rotate: no rotated store in %s' % k)
 body = body.replace('extern __shared__ __align__(128) unsigned char g_ring[];', 'unsigned char *const g_ring = emu_ring;')
