@@ -7,18 +7,16 @@
 # slower; the wide scan's shapes, swept with -DSW_TILE_ITEMS,
 # -DSW_LAG_TILES, -DSS_LOOKBACK_WARPS and the look-back's backoff (no
 # difference; that knob is gone), now its defaults from 2^26 items):
-#  - t4096m3, t4096m2: the i64 scan in tiles of 4096 items (32 KiB) in as
-#    many slots as fit (7: -DSW_RING_MAX=1, the recurrence's ring) with a
-#    lag of 3 or 2 tiles (call 1 of session 19: 6 slots and a lag of 3,
-#    1.067x the default's time);
-#  - max: the i64 scan's ring with as many slots as an sm_90 block's 227 KiB
-#    hold beside their static shared memory (-DSW_RING_MAX=1: 13 slots of
-#    16 KiB against 12);
+#  - lb64: LOOKBACK 64 (GPUC_SCAN_LOOKBACK=64: two words a lane, 64
+#    predecessors a round) over the default, the wide kernel's look-back
+#    included (seventeenth round: 0.986x for the i64 scan with tiles of 2048
+#    in 12 slots, 1.022x for the recurrence);
 #  - off: the scans with 16-byte look-back words on emit_scan's register
 #    kernel at every size (GPUC_SCAN_WIDE=0 in gpuc's environment), the
 #    default before 2026-11-29.
-# (Session 19's call 1 measured the consumers' first, strided form, a lag
-# of 4 for both shapes and 6 slots of 4096 items for the i64 scan:
+# (Session 19's calls 1 and 2 measured the consumers' first, strided form,
+# a lag of 4, the i64 scan's tiles of 4096 in 6 or 7 slots with a lag of 2
+# or 3 (7 slots and 3 now the default) and 13 slots of 2048:
 # bench/last_run/issue16-session19.)
 # A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
 # when it emits instead)|an edit of the entries (- none, or
@@ -37,9 +35,7 @@ set -u
 cd "$(dirname "$0")/.."
 REC="scan:recurrence:n=26,28" I64="scan:incl_i64:n=26,28"
 VARIANTS=(
-  "t4096m3|-DSW_RING_MAX=1 -DSW_TILE_ITEMS=4096 -DSW_LAG_TILES=3|-|-|$I64"
-  "t4096m2|-DSW_RING_MAX=1 -DSW_TILE_ITEMS=4096 -DSW_LAG_TILES=2|-|-|$I64"
-  "max|-DSW_RING_MAX=1|-|-|$I64"
+  "lb64|env:GPUC_SCAN_LOOKBACK=64|-|-|$REC $I64"
   "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
 )
 D=bench/bin/variants
