@@ -41,20 +41,27 @@ static void apply_ops(CuEmit *c, IrOperator *ops, int nsc, char **dst, char **a,
     }
 }
 
-/* An inclusive scan of the values named vals (one per component of the
- * nsc operators, of types wt) across the 32 lanes of a warp, in place, by
- * shuffles; tmp names the shuffled copies ("g_y%d_%d": operator, component). */
-static void warp_inclusive_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, char **vals, const char *tmp) {
+/* The shuffle loop of a warp scan or reduction over the values named vals
+ * (one per component of the nsc operators, of types wt), in place; tmp
+ * names the shuffled copies ("g_y%d_%d": operator, component). up: an
+ * inclusive scan (lane l folds in lane l - off's values before its own);
+ * else a reduction into lane 0, in lane order (lane l folds in lane l +
+ * off's values after its own). */
+static void warp_shuffle_fold(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, char **vals, const char *tmp, bool up) {
     BeBuf *b = c->b;
     be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
     b->indent++;
     int at = 0;
     for (int q = 0; q < nsc; q++) {
         char **y = names(c, tmp, q, ops[q].arity);
-        for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_up(%s, g_off);", ct(wt[at + j]), y[j], vals[at + j]); }
-        be_line(b, "if (g_lane >= (unsigned)g_off) {");
+        for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_%s(%s, g_off);", ct(wt[at + j]), y[j], up ? "up" : "down", vals[at + j]); }
+        be_line(b, up ? "if (g_lane >= (unsigned)g_off) {" : "if (g_lane + (unsigned)g_off < 32u) {");
         b->indent++;
-        apply_op(c, &ops[q], vals + at, (const char *const *)y, (const char *const *)(vals + at), false);
+        if (up) {
+            apply_op(c, &ops[q], vals + at, (const char *const *)y, (const char *const *)(vals + at), false);
+        } else {
+            apply_op(c, &ops[q], vals + at, (const char *const *)(vals + at), (const char *const *)y, false);
+        }
         b->indent--;
         be_line(b, "}");
         free(y);
@@ -62,6 +69,11 @@ static void warp_inclusive_scan(CuEmit *c, IrOperator *ops, int nsc, const IrSca
     }
     b->indent--;
     be_line(b, "}");
+}
+
+/* An inclusive scan of vals across the 32 lanes of a warp (warp_shuffle_fold). */
+static void warp_inclusive_scan(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, char **vals, const char *tmp) {
+    warp_shuffle_fold(c, ops, nsc, wt, vals, tmp, true);
 }
 
 /* The types of the scanned tuple's components, *W of them (a filter scans
@@ -1997,21 +2009,7 @@ static void sw_run_total(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt
     sw_run_load(c, ops, nsc, wt, W, V, NV);
     char **t = names(c, "g_t%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), t[j], NV * V - 1, j); }
-    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
-    b->indent++;
-    for (int q = 0, at = 0; q < nsc; q++) {
-        char **y = names(c, "g_y%d_%d", q, ops[q].arity);
-        for (int j = 0; j < ops[q].arity; j++) { be_line(b, "const %s %s = gpuc_shfl_down(%s, g_off);", ct(wt[at + j]), y[j], t[at + j]); }
-        be_line(b, "if (g_lane + (unsigned)g_off < 32u) {");
-        b->indent++;
-        apply_op(c, &ops[q], t + at, (const char *const *)(t + at), (const char *const *)y, false);
-        b->indent--;
-        be_line(b, "}");
-        free(y);
-        at += ops[q].arity;
-    }
-    b->indent--;
-    be_line(b, "}");
+    warp_shuffle_fold(c, ops, nsc, wt, t, "g_y%d_%d", false);  /* the part's total, into lane 0 */
     be_line(b, "if (g_lane == 0) {");
     for (int j = 0; j < W; j++) { be_line(b, "    g_wtot%d[g_s][g_warp] = %s;", j, t[j]); }
     be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_pready", "g_s"));
