@@ -1798,9 +1798,11 @@ static void emit_scan_bulk(CuEmit *c, IrKernel *k) {
  *              bulk-stores output j's (its own bulk group, so that its
  *              wait_group.read counts one store a tile); the partial last
  *              tile and unaligned arrays through the warp's lanes;
- *   consumers  each lane takes, per step, one 16-byte vector of each input
- *              (4 items of 4-byte arrays, 2 of an 8-byte array), scans them
- *              in order, then across the warp as SCAN BULK 3;
+ *   consumers  each lane takes a run of consecutive 16-byte vectors of
+ *              each input (4 items of a 4-byte array, 2 of an 8-byte array
+ *              a vector; sw_run_load), scans them in order, then across the
+ *              warp: a reduction for the part's total (first pass), a scan
+ *              after the part's prefix (second pass, lag tiles later);
  *   publisher  each tile's aggregate (status 1; tile 0 its prefix, 2) as
  *              soon as the parts' totals are in, then an arrival on the
  *              slot's pubd barrier;
@@ -2001,9 +2003,9 @@ static void sw_run_load(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt,
     }
 }
 
-/* A consumer's first pass over its part of a tile: its total, by a warp reduction in
- * lane order (lane l folds lanes l + off's values after its own), into
- * g_wtot<j>[g_s][g_warp]; then the part's arrival on pready. */
+/* A consumer's first pass over its part of a tile: its total, by a warp
+ * reduction in lane order, into g_wtot<j>[g_s][g_warp]; then the part's
+ * arrival on pready. */
 static void sw_run_total(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV) {
     BeBuf *b = c->b;
     sw_run_load(c, ops, nsc, wt, W, V, NV);
