@@ -7,16 +7,18 @@
 # slower; the wide scan's shapes, swept with -DSW_TILE_ITEMS,
 # -DSW_LAG_TILES, -DSS_LOOKBACK_WARPS and the look-back's backoff (no
 # difference; that knob is gone), now its defaults from 2^26 items):
-#  - lb64: LOOKBACK 64 (GPUC_SCAN_LOOKBACK=64: two words a lane, 64
-#    predecessors a round) over the default, the wide kernel's look-back
-#    included (seventeenth round: 0.986x for the i64 scan with tiles of 2048
-#    in 12 slots, 1.022x for the recurrence);
+#  - split: the wide kernel's consumers split into totals warps and scan
+#    warps (GPUC_SCAN_SPLIT=1, sw_split_consumers in backend/cuda/scan.c:
+#    a tile's totals, hence its look-back, no longer wait behind the
+#    consumers' wait for an earlier tile's offsets; written after session
+#    19's last call, not yet run on a GPU);
 #  - off: the scans with 16-byte look-back words on emit_scan's register
 #    kernel at every size (GPUC_SCAN_WIDE=0 in gpuc's environment), the
 #    default before 2026-11-29.
-# (Session 19's calls 1 and 2 measured the consumers' first, strided form,
-# a lag of 4, the i64 scan's tiles of 4096 in 6 or 7 slots with a lag of 2
-# or 3 (7 slots and 3 now the default) and 13 slots of 2048:
+# (Session 19's calls 1, 2 and 5 measured the consumers' first, strided
+# form, a lag of 4, the i64 scan's tiles of 4096 in 6 or 7 slots with a lag
+# of 2 or 3 (7 slots and 3 now the default), 13 slots of 2048 and LOOKBACK
+# 64 (GPUC_SCAN_LOOKBACK=64) over the new shape, 1.019x / 1.039x:
 # bench/last_run/issue16-session19.)
 # A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
 # when it emits instead)|an edit of the entries (- none, or
@@ -35,7 +37,7 @@ set -u
 cd "$(dirname "$0")/.."
 REC="scan:recurrence:n=26,28" I64="scan:incl_i64:n=26,28"
 VARIANTS=(
-  "lb64|env:GPUC_SCAN_LOOKBACK=64|-|-|$REC $I64"
+  "split|env:GPUC_SCAN_SPLIT=1|-|-|$REC $I64"
   "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
 )
 D=bench/bin/variants
