@@ -2003,11 +2003,24 @@ static void sw_run_load(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt,
     }
 }
 
-/* A consumer's first pass over its part of a tile: its total, by a warp
- * reduction in lane order, into g_wtot<j>[g_s][part]; then the part's
- * arrival on pready. */
-static void sw_run_total(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV, const char *part) {
+/* A consumer's (or scan warp's) end of tile g_k in slot g_s: its writes
+ * ordered before the bulk stores that read them, then its arrival on done. */
+static void sw_tile_done(CuEmit *c) {
     BeBuf *b = c->b;
+    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
+    be_line(b, "gpuc_sb_fence();  /* these writes before the bulk stores read them */");
+    be_printf(b, "#endif\n");
+    be_line(b, "gpuc_ss_arrive(%s);", ss_bar(c, "g_done", "g_s"));
+}
+
+/* A consumer's first pass over part number `part` (an expression) of the
+ * tile in slot g_s: its total, by a warp reduction in lane order, into
+ * g_wtot<j>[g_s][part]; then the part's arrival on pready. */
+static void sw_run_total(CuEmit *c, const SwShape *h, const int *off, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV, const char *part) {
+    BeBuf *b = c->b;
+    for (int j = 0; j < W; j++) {
+        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + %s * %du);  /* input %d's part */", j, h->slot, off[j], part, h->part * ir_scalar_size(wt[j]), j);
+    }
     sw_run_load(c, ops, nsc, wt, W, V, NV);
     char **t = names(c, "g_t%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), t[j], NV * V - 1, j); }
@@ -2019,13 +2032,20 @@ static void sw_run_total(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt
     free(t);
 }
 
-/* A consumer's second pass over its part: its items scanned after the
- * prefix g_carry<j>, posted, and written over the vectors they came from. */
-static void sw_run_scan(CuEmit *c, IrStmt *s, const IrScalar *wt, int W, int V, int NV) {
+/* A consumer's second pass over part number `part` (an expression) of
+ * tile g_k in slot g_s: its items scanned after the part's prefix
+ * (g_carry<j>, from g_woff<j>), posted, and written over the vectors they
+ * came from. */
+static void sw_run_scan(CuEmit *c, const SwShape *h, const int *off, IrStmt *s, const IrScalar *wt, int W, int V, int NV, const char *part) {
     BeBuf *b = c->b;
     IrOperator *ops = s->scans;
     const int nsc = s->nscans, K = NV * V;
     const int nout = s->post ? s->post->nres : W;
+    for (int j = 0; j < W; j++) { be_line(b, "%s g_carry0_%d = g_woff%d[g_s][%s];", ct(wt[j]), j, j, part); }
+    for (int j = 0; j < W; j++) {
+        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + %s * %du);  /* input %d's part%s */", j, h->slot, off[j], part, h->part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
+    }
+    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + %s * %d;  (void)g_first;", h->items, part, h->part);
     sw_run_load(c, ops, nsc, wt, W, V, NV);
     char **sc = names(c, "g_sc%d_%d", 0, W), **el = names(c, "g_el%d_%d", 0, W), **pre = names(c, "g_pre%d_%d", 0, W);
     char **carry = names(c, "g_carry%d_%d", 0, W);
@@ -2154,7 +2174,7 @@ static bool sw_split(void) {
  * default's ncu (session 19, call 5): its consumers waited on the offsets
  * in 17.5% of the stall samples, and a tile's totals waited behind them.
  * Emits the consumers' branch up to the publisher's "} else if". */
-static void sw_split_consumers(CuEmit *c, IrKernel *k, const SwShape *h, int W, const IrScalar *wt, const int *off, int nout, int V, int NV) {
+static void sw_split_consumers(CuEmit *c, IrKernel *k, const SwShape *h, int W, const IrScalar *wt, const int *off, int V, int NV) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     const int NC = SS_CONSUMERS, S = h->slots;
@@ -2169,10 +2189,7 @@ static void sw_split_consumers(CuEmit *c, IrKernel *k, const SwShape *h, int W, 
     be_line(b, "for (unsigned g_h = 0; g_h < 2u; g_h++) {");
     b->indent++;
     be_line(b, "const unsigned g_part = 2u * g_warp + g_h;");
-    for (int j = 0; j < W; j++) {
-        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_part * %du);  /* input %d's part */", j, h->slot, off[j], h->part * ir_scalar_size(wt[j]), j);
-    }
-    sw_run_total(c, s->scans, s->nscans, wt, W, V, NV, "g_part");
+    sw_run_total(c, h, off, s->scans, s->nscans, wt, W, V, NV, "g_part");
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -2190,18 +2207,10 @@ static void sw_split_consumers(CuEmit *c, IrKernel *k, const SwShape *h, int W, 
     be_line(b, "for (unsigned g_h = 0; g_h < 2u; g_h++) {");
     b->indent++;
     be_line(b, "const unsigned g_part = 2u * (g_warp - %du) + g_h;", NC / 2);
-    for (int j = 0; j < W; j++) { be_line(b, "%s g_carry0_%d = g_woff%d[g_s][g_part];", ct(wt[j]), j, j); }
-    for (int j = 0; j < W; j++) {
-        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_part * %du);  /* input %d's part%s */", j, h->slot, off[j], h->part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
-    }
-    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + (int64_t)g_part * %d;  (void)g_first;", h->items, h->part);
-    sw_run_scan(c, s, wt, W, V, NV);
+    sw_run_scan(c, h, off, s, wt, W, V, NV, "g_part");
     b->indent--;
     be_line(b, "}");
-    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
-    be_line(b, "gpuc_sb_fence();  /* these writes before the bulk stores read them */");
-    be_printf(b, "#endif\n");
-    be_line(b, "gpuc_ss_arrive(%s);", ss_bar(c, "g_done", "g_s"));
+    sw_tile_done(c);
     b->indent--;
     be_line(b, "}");
     b->indent--;
@@ -2279,7 +2288,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "__syncthreads();");
     /* consumers */
     if (sw_split()) {
-        sw_split_consumers(c, k, &h, W, wt, off, nout, V, NV);
+        sw_split_consumers(c, k, &h, W, wt, off, V, NV);
     } else {
     /* consumers */
     be_line(b, "if (g_warp < %du) {", NC);
@@ -2291,10 +2300,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     b->indent++;
     be_line(b, "const int g_s = (int)(g_j %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_full", "g_s"), S);
-    for (int j = 0; j < W; j++) {
-        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j);
-    }
-    sw_run_total(c, ops, nsc, wt, W, V, NV, "g_warp");
+    sw_run_total(c, &h, off, ops, nsc, wt, W, V, NV, "g_warp");
     b->indent--;
     be_line(b, "}");
     be_line(b, "if (g_j >= %d) {", h.lag);
@@ -2302,16 +2308,8 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_k = g_j - %d;", h.lag);
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_totready", "g_s"), S);
-    for (int j = 0; j < W; j++) { be_line(b, "%s g_carry0_%d = g_woff%d[g_s][g_warp];", ct(wt[j]), j, j); }
-    for (int j = 0; j < W; j++) {
-        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part%s */", j, h.slot, off[j], h.part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
-    }
-    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", h.items, h.part);
-    sw_run_scan(c, s, wt, W, V, NV);
-    be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
-    be_line(b, "gpuc_sb_fence();  /* these writes before the bulk stores read them */");
-    be_printf(b, "#endif\n");
-    be_line(b, "gpuc_ss_arrive(%s);", ss_bar(c, "g_done", "g_s"));
+    sw_run_scan(c, &h, off, s, wt, W, V, NV, "g_warp");
+    sw_tile_done(c);
     b->indent--;
     be_line(b, "}");
     b->indent--;
