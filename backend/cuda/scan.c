@@ -2155,67 +2155,6 @@ static void sw_load(CuEmit *c, const SwShape *h, int W, const IrScalar *wt, char
     be_line(b, "}");
 }
 
-/* Whether the wide kernel's consumers are split (sw_split_consumers): an
- * experiment, off; GPUC_SCAN_SPLIT=1 in gpuc's environment turns it on. */
-static bool sw_split(void) {
-    const char *e = getenv("GPUC_SCAN_SPLIT");
-    return e && strcmp(e, "1") == 0;
-}
-
-/* SPLIT CONSUMERS (GPUC_SCAN_SPLIT=1), an experiment not yet run on a GPU:
- * the first pass (the parts'
- * totals) and the second (the scans after the parts' prefixes) in different
- * warps, so that a tile's totals, hence its aggregate and its look-back,
- * start as soon as its bytes land, never behind a wait for an earlier
- * tile's offsets; the lag is then as long as the ring allows rather than
- * h.lag. Warps 0 .. NC/2 - 1 total parts 2w and 2w + 1 of each tile (each
- * part arrives on pready, as before), warps NC/2 .. NC - 1 scan the same
- * parts once the tile's offsets are in (done counts their threads). The
- * default's ncu (session 19, call 5): its consumers waited on the offsets
- * in 17.5% of the stall samples, and a tile's totals waited behind them.
- * Emits the consumers' branch up to the publisher's "} else if". */
-static void sw_split_consumers(CuEmit *c, IrKernel *k, const SwShape *h, int W, const IrScalar *wt, const int *off, int V, int NV) {
-    BeBuf *b = c->b;
-    IrStmt *s = k->stmt;
-    const int NC = SS_CONSUMERS, S = h->slots;
-    be_line(b, "if (g_warp < %du) {", NC / 2);
-    b->indent++;
-    be_line(b, "/* a totals warp: parts 2 g_warp and 2 g_warp + 1 of each tile, as soon as it lands */");
-    be_line(b, "for (int64_t g_j = 0; g_j < g_count; g_j++) {");
-    b->indent++;
-    be_line(b, "const int g_s = (int)(g_j %% %d);", S);
-    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_full", "g_s"), S);
-    be_line(b, "#pragma unroll");
-    be_line(b, "for (unsigned g_h = 0; g_h < 2u; g_h++) {");
-    b->indent++;
-    be_line(b, "const unsigned g_part = 2u * g_warp + g_h;");
-    sw_run_total(c, h, off, s->scans, s->nscans, wt, W, V, NV, "g_part");
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-    be_line(b, "} else if (g_warp < %du) {", NC);
-    b->indent++;
-    be_line(b, "/* a scan warp: parts 2 (g_warp - %d) and + 1 of each tile, once its offsets are in */", NC / 2);
-    be_line(b, "for (int64_t g_k = 0; g_k < g_count; g_k++) {");
-    b->indent++;
-    be_line(b, "const int g_s = (int)(g_k %% %d);", S);
-    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));  /* the tile's bytes (landed: its totals are in) */", ss_bar(c, "g_full", "g_s"), S);
-    be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_totready", "g_s"), S);
-    be_line(b, "#pragma unroll");
-    be_line(b, "for (unsigned g_h = 0; g_h < 2u; g_h++) {");
-    b->indent++;
-    be_line(b, "const unsigned g_part = 2u * (g_warp - %du) + g_h;", NC / 2);
-    sw_run_scan(c, h, off, s, wt, W, V, NV, "g_part");
-    b->indent--;
-    be_line(b, "}");
-    sw_tile_done(c);
-    b->indent--;
-    be_line(b, "}");
-    b->indent--;
-}
-
 /* SCAN BULK 3 WIDE's kernel (see above); emit_scan's parameters. */
 static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
@@ -2278,7 +2217,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "        gpuc_ss_init(%s, 32u);", ss_bar(c, "g_full", "g_s"));
     be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_pready", "g_s"), NC);
     be_line(b, "        gpuc_ss_init(%s, %du);", ss_bar(c, "g_totready", "g_s"), NC);
-    be_line(b, "        gpuc_ss_init(%s, %du);  /* the %s threads */", ss_bar(c, "g_done", "g_s"), (sw_split() ? NC / 2 : NC) * 32, sw_split() ? "scan warps'" : "consumers'");
+    be_line(b, "        gpuc_ss_init(%s, %du);  /* the consumers' threads */", ss_bar(c, "g_done", "g_s"), NC * 32);
     be_line(b, "        gpuc_ss_init(%s, 1u);  /* the publisher's store of the tile's aggregate */", ss_bar(c, "g_pubd", "g_s"));
     be_line(b, "    }");
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
@@ -2286,10 +2225,6 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_printf(b, "#endif\n");
     be_line(b, "}");
     be_line(b, "__syncthreads();");
-    /* consumers */
-    if (sw_split()) {
-        sw_split_consumers(c, k, &h, W, wt, off, V, NV);
-    } else {
     /* consumers */
     be_line(b, "if (g_warp < %du) {", NC);
     b->indent++;
@@ -2315,7 +2250,6 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     b->indent--;
     be_line(b, "}");
     b->indent--;
-    }
     /* the publisher: each tile's aggregate as soon as its parts' totals are
      * in (status 1; tile 0 its prefix, 2), then pubd, on which the tile's
      * look-back warp waits before it stores the prefix: 16-byte words have
