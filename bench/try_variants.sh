@@ -35,10 +35,11 @@
 # Files in $OUT (else a temp folder); exit 1 if a run failed or a result was wrong.
 set -u
 cd "$(dirname "$0")/.."
-REC="scan:recurrence:n=26,28" I64="scan:incl_i64:n=26,28"
+SM="rows:row_softmax:m=262144,65536" LN="rows_nn:layer_norm:m=262144"
 VARIANTS=(
-  "split|env:GPUC_SCAN_SPLIT=1|-|-|$REC $I64"
-  "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
+  "b2c16|-DROW_STREAM_BLOCKS=2 -DROW_STREAM_CHUNK=4096|-|-|$SM $LN"
+  "b2c16l2|-DROW_STREAM_BLOCKS=2 -DROW_STREAM_CHUNK=4096 -DROW_STREAM_LAG=2|-|-|$SM"
+  "b2c16l4|-DROW_STREAM_BLOCKS=2 -DROW_STREAM_CHUNK=4096 -DROW_STREAM_LAG=4|-|-|$SM"
 )
 D=bench/bin/variants
 B=bench/gen/bin

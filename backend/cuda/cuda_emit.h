@@ -208,6 +208,16 @@ _Static_assert(ROW_STREAM_CHUNK % (ROW_STREAM_NC * 128) == 0, "whole 16-byte vec
 #define ROW_STREAM_MIN_ROW 65536  /* the launcher's shortest row for NAME_st */
 #define ROW_STREAM_THREADS ((ROW_STREAM_NC + ROW_STREAM_GW + 2) * 32)
 bool row_stream_ok(const IrKernel *k);
+/* ROW STREAM TAGS: where every component of a chunk's partial is 4 bytes,
+ * the publisher stores each in an 8-byte word with a tag in its high half
+ * (one relaxed store; the launcher zeroes the words) and counts the chunk
+ * with a relaxed reduction; the gatherers wait for the count with relaxed
+ * loads, then take each word once its tag shows. No release or acquire:
+ * the publisher's release reduction cost 3.6% of row softmax at rows of
+ * 262144 (H200, 2026-11-29, session 20: 566 us with a relaxed count
+ * against 587, but wrong values; bench/exp/softmax_stream_variants.py).
+ * Wider components keep the release count and the acquire. */
+bool row_stream_tagged(const IrKernel *k);
 /* ROW DEAD RESULTS: a row reduction's result o that nothing reads once its
  * post or per-row map took it in (softmax's row max and sum, LayerNorm's
  * mean and variance) is neither allocated nor stored.  H200, 2026-11-28

@@ -236,16 +236,19 @@ static void row_stream_choice(CuEmit *c, IrKernel *k) {
     be_line(b, "}");
 }
 
-/* ROW STREAM: the launch of NAME_st (g_stream): the rows' counters, zeroed,
- * and the chunks' partials (8-byte words, written before they are counted). */
+/* ROW STREAM: the launch of NAME_st (g_stream): the chunks' partials
+ * (8-byte words) and the rows' counters, zeroed. */
 static void row_stream_launch(CuEmit *c, IrKernel *k) {
     BeBuf *b = c->b;
     IrStmt *s = k->stmt;
     be_line(b, "if (g_stream) {");
     b->indent++;
-    dalloc(c, "unsigned", "g_scnt", be_vname(s->w[0]));
-    be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_scnt, (size_t)%s * sizeof(unsigned)));", be_vname(s->w[0]));
-    dalloc(c, "unsigned long long", "g_sparts", be_strf(&c->x, "%s * g_ppr * %d", be_vname(s->w[0]), ir_stmt_red_width(s)));
+    /* one allocation, zeroed: the partials' words (their tags 0; ROW STREAM TAGS), then the counters */
+    const char *n = be_vname(s->w[0]);
+    be_line(b, "const int64_t g_nparts = %s * g_ppr * %d;  /* 8-byte words */", n, ir_stmt_red_width(s));
+    dalloc(c, "unsigned long long", "g_sparts", be_strf(&c->x, "g_nparts + (%s + 1) / 2", n));
+    be_line(b, "GPUC_TRY(gpuc_h_zero(gpuc_h, g_sparts, (size_t)(g_nparts + (%s + 1) / 2) * sizeof(unsigned long long)));", n);
+    be_line(b, "unsigned *g_scnt = (unsigned *)(g_sparts + g_nparts);");
     be_line(b, "const int g_ppr_arg = (int)g_ppr;");
     KParams ps = { 0 };
     stmt_params(c, s, &ps);
@@ -256,7 +259,6 @@ static void row_stream_launch(CuEmit *c, IrKernel *k) {
     st.name = row_stream_name(c, k);
     launch_block(c, &st, &ps, "(unsigned)g_sgrid", "1", be_strf(&c->x, "%du", ROW_STREAM_THREADS), be_strf(&c->x, "%du", row_stream_slots(k) * ROW_STREAM_CHUNK * ir_scalar_size(s->ins[0]->elem)));
     be_line(b, "gpuc_h_free(gpuc_h, g_sparts);");
-    be_line(b, "gpuc_h_free(gpuc_h, g_scnt);");
     kp_free(&ps);
     b->indent--;
 }

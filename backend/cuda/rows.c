@@ -1487,6 +1487,18 @@ bool row_result_live(const IrStmt *s, int o) {
 
 const char *row_stream_name(CuEmit *c, const IrKernel *k) { return be_strf(&c->x, "%s_st", k->name); }
 
+/* ROW STREAM TAGS: whether the chunks' partials go out tagged (cuda_emit.h):
+ * every component 4 bytes, so that its 8-byte word has room for the tag. */
+bool row_stream_tagged(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    for (int r = 0; r < s->nreds; r++) {
+        for (int j = 0; j < s->reds[r].arity; j++) {
+            if (ir_scalar_size(s->reds[r].op->ptypes[j]) != 4) { return false; }
+        }
+    }
+    return true;
+}
+
 /* The stream kernel's static shared memory with `slots` slots: four
  * mbarriers a slot, the consumers' warp partials and the row's totals a
  * slot; and up to 128 bytes before the ring, which starts on a 128-byte
@@ -1567,6 +1579,34 @@ static void row_stream_helpers(CuEmit *c) {
                     "    const unsigned long long w = __ldcg(p);\n"
                     "    T v;\n"
                     "    memcpy(&v, &w, sizeof v);\n"
+                    "    return v;\n"
+                    "}\n"
+                    "/* ROW STREAM TAGS: a 4-byte component and the tag 1 in the high half of its 8-byte word (zeroed\n"
+                    " * at the launch), one single-copy-atomic store: a word read with its tag holds its component,\n"
+                    " * so no fence orders it before the count, which only says when to look */\n"
+                    "template <typename T> static __device__ __forceinline__ void gpuc_st_put_tagged(unsigned long long *p, T v) {\n"
+                    "    unsigned u;\n"
+                    "    memcpy(&u, &v, 4);\n"
+                    "    asm volatile(\"st.relaxed.gpu.global.u64 [%%0], %%1;\" :: \"l\"(p), \"l\"((1ull << 32) | u) : \"memory\");\n"
+                    "}\n"
+                    "template <typename T> static __device__ __forceinline__ T gpuc_st_get_tagged(const unsigned long long *p) {\n"
+                    "    unsigned long long w;\n"
+                    "    for (;;) {  /* counted but not yet seen: rare */\n"
+                    "        asm volatile(\"ld.relaxed.gpu.global.u64 %%0, [%%1];\" : \"=l\"(w) : \"l\"(p) : \"memory\");\n"
+                    "        if ((w >> 32) == 1u) { break; }\n"
+                    "        __nanosleep(32);\n"
+                    "    }\n"
+                    "    const unsigned u = (unsigned)w;\n"
+                    "    T v;\n"
+                    "    memcpy(&v, &u, 4);\n"
+                    "    return v;\n"
+                    "}\n"
+                    "static __device__ __forceinline__ void gpuc_st_count_relaxed(unsigned *p) {\n"
+                    "    asm volatile(\"red.relaxed.gpu.global.add.u32 [%%0], 1;\" :: \"l\"(p) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ unsigned gpuc_st_peek(const unsigned *p) {\n"
+                    "    unsigned v;\n"
+                    "    asm volatile(\"ld.relaxed.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
                     "    return v;\n"
                     "}\n"
                     "#endif\n#endif\n");
@@ -1712,10 +1752,17 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     be_line(b, "if (g_lane == 0) {");
     b->indent++;
     be_line(b, "const int64_t g_ch = (int64_t)blockIdx.x + g_k * g_grid;");
+    const bool tagged = row_stream_tagged(k);
     for (int r = 0, at = 0; r < s->nreds; r++) {
-        for (int j = 0; j < s->reds[r].arity; j++, at++) { be_line(b, "gpuc_st_put(&g_sparts[g_ch * %d + %d], %s);", W, at, racc[r][j]); }
+        for (int j = 0; j < s->reds[r].arity; j++, at++) {
+            be_line(b, "gpuc_st_put%s(&g_sparts[g_ch * %d + %d], %s);", tagged ? "_tagged" : "", W, at, racc[r][j]);
+        }
     }
-    be_line(b, "gpuc_st_count(&g_scnt[g_ch / g_ppr]);  /* after the partial (release) */");
+    if (tagged) {
+        be_line(b, "gpuc_st_count_relaxed(&g_scnt[g_ch / g_ppr]);  /* when to look (the words carry their tags) */");
+    } else {
+        be_line(b, "gpuc_st_count(&g_scnt[g_ch / g_ppr]);  /* after the partial (release) */");
+    }
     b->indent--;
     be_line(b, "}");
     c->x.nmemo = memo;
@@ -1732,7 +1779,7 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "const int64_t g_ch = (int64_t)blockIdx.x + g_k * g_grid;");
     be_line(b, "const int64_t g_row = g_ch / g_ppr;");
-    be_line(b, "while (gpuc_st_acquire(&g_scnt[g_row]) < (unsigned)g_ppr) {");
+    be_line(b, "while (%s(&g_scnt[g_row]) < (unsigned)g_ppr) {", tagged ? "gpuc_st_peek" : "gpuc_st_acquire");
     be_line(b, "    __nanosleep(64);");
     be_line(b, "}");
     for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
@@ -1743,7 +1790,9 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     for (int r = 0, at = 0; r < s->nreds; r++) {
         IrOperator *op = &s->reds[r];
         char **o = names(c, "g_p%d_%d", r, op->arity);
-        for (int j = 0; j < op->arity; j++, at++) { be_line(b, "const %s %s = gpuc_st_get<%s>(g_pp + %d);", ct(op->op->ptypes[j]), o[j], ct(op->op->ptypes[j]), at); }
+        for (int j = 0; j < op->arity; j++, at++) {
+            be_line(b, "const %s %s = gpuc_st_get%s<%s>(g_pp + %d);", ct(op->op->ptypes[j]), o[j], tagged ? "_tagged" : "", ct(op->op->ptypes[j]), at);
+        }
         apply_op(c, op, racc[r], (const char *const *)racc[r], (const char *const *)o, false);
         free(o);
     }
