@@ -1450,9 +1450,8 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
  * are in shared memory), totready (the row's totals are), done (the chunk
  * was rewritten in place by the post).  The publisher combines the warps'
  * partials into the chunk's and stores it to global scratch
- * [chunk][component] (8-byte words), then counts it on the row's counter
- * (a release reduction: gpuc_st_count); a gatherer waits (acquire) until the row's counter
- * is its chunk count, combines the row's partials in chunk order and hands
+ * [chunk][component] (8-byte words), then counts it on the row's counter;
+ * a gatherer waits until the row's counter is its chunk count, combines the row's partials in chunk order and hands
  * the totals to the consumers, which apply the post to the chunk
  * ROW_STREAM_LAG chunks after folding it.  Each element is read once from
  * DRAM and written once.  Separate publisher and gatherer warps: one warp
@@ -1465,7 +1464,10 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
  * resident and a row spans at most ROW_STREAM_LAG steps of it (the
  * launcher checks both): a gather waits only on publishes of steps at
  * most LAG ahead, and a publish at step j waits only on gathers of steps
- * before j - LAG. */
+ * before j - LAG.  The partials' words carry a tag where every component is
+ * 4 bytes (ROW STREAM TAGS, cuda_emit.h: relaxed stores, count and loads);
+ * else the count is a release reduction (gpuc_st_count) and the
+ * gatherers' wait an acquire. */
 
 /* A consumer lane folds vectors 32 apart (no bank conflicts in the ring):
  * right for the commutative operators only, which a vectorized row kernel
