@@ -7,11 +7,6 @@
 # slower; the wide scan's shapes, swept with -DSW_TILE_ITEMS,
 # -DSW_LAG_TILES, -DSS_LOOKBACK_WARPS and the look-back's backoff (no
 # difference; that knob is gone), now its defaults from 2^26 items):
-#  - split: the wide kernel's consumers split into totals warps and scan
-#    warps (GPUC_SCAN_SPLIT=1, sw_split_consumers in backend/cuda/scan.c:
-#    a tile's totals, hence its look-back, no longer wait behind the
-#    consumers' wait for an earlier tile's offsets; written after session
-#    19's last call, not yet run on a GPU);
 #  - off: the scans with 16-byte look-back words on emit_scan's register
 #    kernel at every size (GPUC_SCAN_WIDE=0 in gpuc's environment), the
 #    default before 2026-11-29.
@@ -19,7 +14,10 @@
 # form, a lag of 4, the i64 scan's tiles of 4096 in 6 or 7 slots with a lag
 # of 2 or 3 (7 slots and 3 now the default), 13 slots of 2048 and LOOKBACK
 # 64 (GPUC_SCAN_LOOKBACK=64) over the new shape, 1.019x / 1.039x:
-# bench/last_run/issue16-session19.)
+# bench/last_run/issue16-session19. Session 20 measured SPLIT CONSUMERS,
+# 1.004-1.007x (removed), and the long-row stream kernel at two blocks an
+# SM with chunks of 4096 (-DROW_STREAM_BLOCKS=2 -DROW_STREAM_CHUNK=4096, a
+# knob written for it and removed), 1.23-1.63x: bench/last_run/issue16-session20.)
 # A variant: NAME|gpuc's C flags (- none; env:VAR=VALUE: gpuc's environment
 # when it emits instead)|an edit of the entries (- none, or
 # @items(N) on the row entries)|nvcc flags for the generated code (- none)|
@@ -35,11 +33,9 @@
 # Files in $OUT (else a temp folder); exit 1 if a run failed or a result was wrong.
 set -u
 cd "$(dirname "$0")/.."
-SM="rows:row_softmax:m=262144,65536" LN="rows_nn:layer_norm:m=262144"
+REC="scan:recurrence:n=26,28" I64="scan:incl_i64:n=26,28"
 VARIANTS=(
-  "b2c16|-DROW_STREAM_BLOCKS=2 -DROW_STREAM_CHUNK=4096|-|-|$SM $LN"
-  "b2c16l2|-DROW_STREAM_BLOCKS=2 -DROW_STREAM_CHUNK=4096 -DROW_STREAM_LAG=2|-|-|$SM"
-  "b2c16l4|-DROW_STREAM_BLOCKS=2 -DROW_STREAM_CHUNK=4096 -DROW_STREAM_LAG=4|-|-|$SM"
+  "off|env:GPUC_SCAN_WIDE=0|-|-|$REC $I64"
 )
 D=bench/bin/variants
 B=bench/gen/bin

@@ -61,6 +61,10 @@ static int row_kernel_id;
  * only inside exp(v - max), v the map's value (softmax; ROW EXP REUSE): the
  * post's node of that exponential, else NULL. */
 static const IrExpr *row_exp_node;
+/* Set while emit_row_stream writes a post with ROW STREAM EXP REUSE: the
+ * registers g_a<u> hold exp(x - the warp's maximum), which the post scales
+ * by g_sc (exp(the warp's maximum - the row's)). */
+static bool row_exp_stream;
 
 /* ---- row reductions: a part of a warp, a warp or a block per row ---- */
 
@@ -267,8 +271,11 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
         const char **pn = calloc((size_t)s->nins + 1, sizeof *pn);
         for (int i = 0; i < s->nins; i++) { pn[i] = be_strf(&c->x, "%s%d.v[%d]", regs, i, l); }
         /* ROW EXP REUSE: the registers (g_c) hold exp(x - max) in phase 2 */
-        bool reuse = row_exp_node && strncmp(regs, "g_c", 3) == 0;
-        if (post && reuse) {
+        bool reuse = row_exp_node && (strncmp(regs, "g_c", 3) == 0 || row_exp_stream);
+        if (post && reuse && row_exp_stream) {
+            be_line(b, "const %s g_ex = %s * g_sc;", ct(row_exp_node->ty), pn[0]);
+            be_expr_bind(&c->x, row_exp_node, "g_ex");
+        } else if (post && reuse) {
             /* the post's own exponential when the register still holds the element */
             const char **args = calloc((size_t)(s->nins + ir_stmt_red_width(s)) + 1, sizeof *args);
             args[0] = pn[0];
@@ -293,6 +300,13 @@ static void row_vector(CuEmit *c, IrKernel *k, const char *regs, RowUse use, con
             bool f32 = s->reds[0].op->ptypes[0] == IR_F32;
             if (use == ROW_MAX) {
                 be_line(b, "g_mx = %s(g_mx, %s);", f32 ? "fmaxf" : "fmax", res[0]);
+            } else if (reuse && row_exp_stream) {
+                /* exp(x - the warp's maximum), back into the ring for the post; where that
+                 * maximum is -inf, 1 for x = -inf (the post scales it by exp(-inf - the row's
+                 * maximum): 0, or, where the row's is -inf too, NaN, as exp(x - max) is) */
+                be_line(b, "const float g_e = expf(g_minf && %s == g_mx ? 0.0f : %s - g_mx);", res[0], res[0]);
+                be_line(b, "g_sum += %s == g_mx ? %s : %s * g_e;", res[0], res[1], res[1]);
+                be_line(b, "%s = g_e;", pn[0]);
             } else if (reuse) {
                 /* the post's exp(x - max), kept in the element's register for phase 2 */
                 be_line(b, "const %s g_e = %s(%s - g_mx);", f32 ? "float" : "double", f32 ? "expf" : "exp", res[0]);
@@ -1543,24 +1557,14 @@ static void row_stream_helpers(CuEmit *c) {
                     "                     : \"=r\"(done) : \"r\"(gpuc_smem32(bar)), \"r\"(parity) : \"memory\");\n"
                     "    } while (!done);\n"
                     "}\n"
-                    "/* a bulk copy of `bytes` from global memory into shared memory, completing on bar */\n"
+                    "/* a bulk copy of `bytes` from global memory into shared memory, completing on bar; the fence\n"
+                    " * orders the block's earlier accesses of dst (generic proxy, seen through done) before its writes */\n"
                     "static __device__ __forceinline__ void gpuc_st_load(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {\n"
+                    "    asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
                     "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: \"r\"(gpuc_smem32(bar)), \"r\"(bytes) : \"memory\");\n"
                     "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\"\n"
                     "                 :: \"r\"(gpuc_smem32(dst)), \"l\"(src), \"r\"(bytes), \"r\"(gpuc_smem32(bar)) : \"memory\");\n"
                     "}\n"
-                    "/* a bulk copy of `bytes` from shared memory to global memory, one bulk group */\n"
-                    "static __device__ __forceinline__ void gpuc_st_store(void *dst, const void *src, unsigned bytes) {\n"
-                    "    asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%%0], [%%1], %%2;\\n\\tcp.async.bulk.commit_group;\"\n"
-                    "                 :: \"l\"(dst), \"r\"(gpuc_smem32(src)), \"r\"(bytes) : \"memory\");\n"
-                    "}\n"
-                    "/* the thread's shared memory writes (generic proxy) before a bulk store reads them (async proxy) */\n"
-                    "static __device__ __forceinline__ void gpuc_st_fence_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
-                    "/* all but the last n bulk stores have read their shared memory */\n"
-                    "template <int n> static __device__ __forceinline__ void gpuc_st_wait_read(void) {\n"
-                    "    asm volatile(\"cp.async.bulk.wait_group.read %%0;\" :: \"n\"(n) : \"memory\");\n"
-                    "}\n"
-                    "static __device__ __forceinline__ void gpuc_st_wait_all(void) { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\"); }\n"
                     "/* one more on the row's counter, ordered after this thread's stores of the partial (a release\n"
                     " * reduction: no __threadfence, which cost 4%% of row softmax at rows of 262144 on an H200) */\n"
                     "static __device__ __forceinline__ void gpuc_st_count(unsigned *p) {\n"
@@ -1627,16 +1631,60 @@ static void row_stream_declare(CuEmit *c, IrStmt *s, char ***racc, const char *f
 }
 
 /* The geometry of the consumer warp's part of chunk g_k (slot g_s): its
- * row, its first column (g_head), its vectors in the ring (g_pv0, and g_pw0
- * to write them back in place). */
-static void row_stream_part(CuEmit *c, IrKernel *k, const char *tn) {
+ * row, its first column (g_head), its vectors in the ring (g_pv0), and
+ * where its vectors go (g_pw0): back into the ring, or with `out` (the
+ * post) to the output matrix out. */
+static void row_stream_part(CuEmit *c, IrKernel *k, const char *tn, const char *out) {
     BeBuf *b = c->b;
+    const int part = ROW_STREAM_CHUNK / ROW_STREAM_NC;
     be_line(b, "const int64_t g_ch = (int64_t)blockIdx.x + g_k * g_grid;");
     be_line(b, "const int64_t g_row = g_ch / g_ppr;  (void)g_row;");
-    be_line(b, "const int64_t g_head = (g_ch %% g_ppr) * %d + g_warp * %d;  (void)g_head;  /* the warp's first column */", ROW_STREAM_CHUNK,
-            ROW_STREAM_CHUNK / ROW_STREAM_NC);
-    be_line(b, "gpuc_v16_%s *g_pw0 = g_ring + g_s * %d + g_warp * %d;  (void)g_pw0;", tn, ROW_STREAM_CHUNK / k->vec, ROW_STREAM_CHUNK / ROW_STREAM_NC / k->vec);
-    be_line(b, "const gpuc_v16_%s *g_pv0 = g_pw0;", tn);
+    be_line(b, "const int64_t g_head = (g_ch %% g_ppr) * %d + g_warp * %d;  (void)g_head;  /* the warp's first column */", ROW_STREAM_CHUNK, part);
+    be_line(b, "gpuc_v16_%s *const g_pv0 = g_ring + g_s * %d + g_warp * %d;", tn, ROW_STREAM_CHUNK / k->vec, part / k->vec);
+    if (out) {
+        be_line(b, "gpuc_v16_%s *const g_pw0 = (gpuc_v16_%s *)(%s + g_ch * %d + g_warp * %d);", tn, tn, out, ROW_STREAM_CHUNK, part);
+    } else {
+        be_line(b, "gpuc_v16_%s *const g_pw0 = g_pv0;  (void)g_pw0;", tn);
+    }
+}
+
+/* ROW STREAM EXP REUSE (cuda_emit.h): the post's exp(v - max) node where
+ * the stream kernel reuses the fold's exponentials, else NULL. */
+static const IrExpr *row_stream_exp_node(const IrKernel *k) {
+    const IrStmt *s = k->stmt;
+    if (!row_softmax_regs_ok(k) || s->reds[0].op->ptypes[0] != IR_F32 || s->ins[0]->elem != IR_F32) { return NULL; }
+    return row_exp_reuse_node(k);
+}
+
+/* ROW STREAM EXP REUSE's fold of the warp's part of a chunk (registers
+ * g_a<u>, n vectors a lane): the warp's maximum (a butterfly), then each
+ * element's exp(v - it) summed (weighted) and left in its register, which
+ * goes back into the ring; acc: the warp's (max, sum) pair. */
+static void row_stream_reuse_fold(CuEmit *c, IrKernel *k, const IrExpr *node, int n, char **acc) {
+    BeBuf *b = c->b;
+    be_line(b, "/* ROW STREAM EXP REUSE: the warp's maximum, then exp(v - it), summed and left in the ring for the post */");
+    be_line(b, "float g_mx = (-gpuc_inff());");
+    row_uses(c, k, n, "g_lane", "g_a", ROW_MAX, "g_nv", NULL);
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    be_line(b, "    g_mx = fmaxf(g_mx, gpuc_shfl_xor(g_mx, g_off));");
+    be_line(b, "}");
+    be_line(b, "const bool g_minf = g_mx == (-gpuc_inff());");
+    be_line(b, "float g_sum = 0.0f;");
+    row_exp_stream = true;
+    row_exp_node = node;
+    row_uses(c, k, n, "g_lane", "g_a", ROW_SUMEXP, "g_nv", NULL);
+    row_exp_stream = false;
+    row_exp_node = NULL;
+    be_line(b, "for (int g_off = 1; g_off < 32; g_off <<= 1) {");
+    be_line(b, "    g_sum += gpuc_shfl_xor(g_sum, g_off);");
+    be_line(b, "}");
+    for (int u = 0; u < n; u++) {
+        be_line(b, "if (g_lane + %d * g_tpr < g_nv) {", u);
+        be_line(b, "    g_pw0[g_lane + %d * g_tpr] = g_a%d_0;", u, u);
+        be_line(b, "}");
+    }
+    be_line(b, "const float %s = g_mx;", acc[0]);
+    be_line(b, "const float %s = g_sum;", acc[1]);
 }
 
 static void emit_row_stream(CuEmit *c, IrKernel *k) {
@@ -1691,7 +1739,9 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     /* the consumers */
     be_line(b, "if (g_warp < %d) {", NC);
     b->indent++;
-    be_line(b, "/* consumers: fold chunk g_j, then apply the post to chunk g_j - %d in place */", L);
+    const IrExpr *reuse = row_stream_exp_node(k);
+    const char *out = be_strf(&c->x, "%s", be_vname(s->outs[W]));
+    be_line(b, "/* consumers: fold chunk g_j, then apply the post to chunk g_j - %d, to the output */", L);
     be_line(b, "const int64_t g_nv = %d;  /* the warp's vectors of a chunk */", CH / NC / k->vec);
     be_line(b, "for (int64_t g_j = 0; g_j < g_nb + %d; g_j++) {", L);
     b->indent++;
@@ -1701,16 +1751,20 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_k = g_j;");
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_st_wait(&g_full%d[g_s], (unsigned)((g_k / %d) & 1));", id, S);
-    row_stream_part(c, k, tn);
-    for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+    row_stream_part(c, k, tn, NULL);
     declare_regs(c, k, V, "g_a");
     row_loads(c, k, V, "g_lane", "g_a", "g_nv", false);
-    if (row_softmax_regs_ok(k)) {
-        row_pair_group(c, k, V, "g_lane", "g_a", racc[0]);
+    if (reuse) {
+        row_stream_reuse_fold(c, k, reuse, V, racc[0]);
     } else {
-        row_uses(c, k, V, "g_lane", "g_a", ROW_FOLD, "g_nv", racc);
+        for (int r = 0; r < s->nreds; r++) { declare_ne(c, &s->reds[r], racc[r]); }
+        if (row_softmax_regs_ok(k)) {
+            row_pair_group(c, k, V, "g_lane", "g_a", racc[0]);
+        } else {
+            row_uses(c, k, V, "g_lane", "g_a", ROW_FOLD, "g_nv", racc);
+        }
+        warp_allreduce(c, s, racc);
     }
-    warp_allreduce(c, s, racc);
     be_line(b, "if (g_lane == 0) {");
     for (int r = 0; r < s->nreds; r++) {
         for (int j = 0; j < s->reds[r].arity; j++) { be_line(b, "    g_red%d_%d_%d[g_s][g_warp] = %s;", id, r, j, racc[r][j]); }
@@ -1725,15 +1779,24 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_k = g_j - %d;", L);
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_st_wait(&g_totready%d[g_s], (unsigned)((g_k / %d) & 1));", id, S);
-    row_stream_part(c, k, tn);
+    row_stream_part(c, k, tn, out);
     row_stream_declare(c, s, racc, be_strf(&c->x, "g_tot%d_%%d_%%d[g_s]", id));
+    if (reuse) {
+        /* the warp's maximum at the fold, still in the slot's partials (the slot's next fold comes after this post) */
+        be_line(b, "const float g_mw = g_red%d_0_0[g_s][g_warp];", id);
+        be_line(b, "const float g_sc = g_mw == gpuc_inff() && %s == gpuc_inff() ? 1.0f : expf(g_mw - %s);  /* exp(x - max) = g_a * g_sc */",
+                racc[0][0], racc[0][0]);
+    }
     be_line(b, "/* the post's row-invariant parts, once per chunk */");
     row_post_hoist(c, s, racc);
     declare_regs(c, k, V, "g_a");
     row_loads(c, k, V, "g_lane", "g_a", "g_nv", false);
+    be_line(b, "gpuc_st_arrive(&g_done%d[g_s]);  /* the slot read (a release): the producer may reload it */", id);
+    row_exp_stream = reuse != NULL;
+    row_exp_node = reuse;
     row_uses(c, k, V, "g_lane", "g_a", ROW_POST, "g_nv", racc);
-    be_line(b, "gpuc_st_fence_async();  /* the chunk's new values before the producer's bulk store reads them */");
-    be_line(b, "gpuc_st_arrive(&g_done%d[g_s]);", id);
+    row_exp_stream = false;
+    row_exp_node = NULL;
     c->x.nmemo = memo;
     b->indent--;
     be_line(b, "}");
@@ -1822,29 +1885,21 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     b->indent--;
 
     /* the producer */
-    const char *in = be_strf(&c->x, "%s", be_vname(s->ins[0])), *out = be_strf(&c->x, "%s", be_vname(s->outs[W]));
+    const char *in = be_strf(&c->x, "%s", be_vname(s->ins[0]));
     int bytes = CH * ir_scalar_size(s->ins[0]->elem);
     be_line(b, "} else if (g_lane == 0) {");
     b->indent++;
-    be_line(b, "/* the producer: the first %d chunks into the ring; then each chunk, once rewritten, back to global memory, and the slot of the store %d before it (read by now) reloaded */",
-            S, ROW_STREAM_STORES);
+    be_line(b, "/* the producer: the first %d chunks into the ring; then each slot, once its post has read it, reloaded with the chunk %d on */", S, S);
     be_line(b, "for (int64_t g_k = 0; g_k < %d && g_k < g_nb; g_k++) {", S);
     be_line(b, "    gpuc_st_load(g_ring + g_k * %d, %s + ((int64_t)blockIdx.x + g_k * g_grid) * %d, %du, &g_full%d[g_k]);", CH / k->vec, in, CH, bytes, id);
     be_line(b, "}");
-    be_line(b, "for (int64_t g_k = 0; g_k < g_nb; g_k++) {");
+    be_line(b, "for (int64_t g_k = 0; g_k + %d < g_nb; g_k++) {", S);
     b->indent++;
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_st_wait(&g_done%d[g_s], (unsigned)((g_k / %d) & 1));", id, S);
-    be_line(b, "gpuc_st_store(%s + ((int64_t)blockIdx.x + g_k * g_grid) * %d, g_ring + g_s * %d, %du);", out, CH, CH / k->vec, bytes);
-    be_line(b, "const int64_t g_r = g_k - %d;", ROW_STREAM_STORES);
-    be_line(b, "if (g_r >= 0 && g_r + %d < g_nb) {", S);
-    be_line(b, "    gpuc_st_wait_read<%d>();", ROW_STREAM_STORES);
-    be_line(b, "    gpuc_st_load(g_ring + (g_r %% %d) * %d, %s + ((int64_t)blockIdx.x + (g_r + %d) * g_grid) * %d, %du, &g_full%d[g_r %% %d]);", S, CH / k->vec, in, S, CH,
-            bytes, id, S);
-    be_line(b, "}");
+    be_line(b, "gpuc_st_load(g_ring + g_s * %d, %s + ((int64_t)blockIdx.x + (g_k + %d) * g_grid) * %d, %du, &g_full%d[g_s]);", CH / k->vec, in, S, CH, bytes, id);
     b->indent--;
     be_line(b, "}");
-    be_line(b, "gpuc_st_wait_all();  /* the stores are done before the block's shared memory goes */");
     b->indent--;
     be_line(b, "}");
     be_printf(b, "#endif\n");

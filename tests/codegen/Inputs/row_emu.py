@@ -4,7 +4,9 @@ stores, the device helpers its code calls, and the C++ of the host side's
 check against a double-precision reference (softmax and its stored row
 maximum and sum, log-softmax, LayerNorm with a weight and bias, and a row's
 f64 sum of f32), which sets `errs` and prints one line "NAME rows=R m=M
-grid=G: N mismatches (...)"."""
+grid=G: N mismatches (...)". A fifth argument "special" puts infinities
+and NaN in the first six rows (softmax: the expected values follow the
+online pair, NaN where exp(x - max) or the sum is NaN)."""
 import re
 
 CASES = {'sm10_f32': 'CASE_SM', 'smstat10_f32': 'CASE_SM', 'logsm10_f32': 'CASE_LOGSM',
@@ -51,8 +53,8 @@ def check(name):
         const elem_t *x = A.a + r * m;
         double mx = -INFINITY, s = 0, ss = 0;
         for (int64_t c = 0; c < m; c++) { mx = fmax(mx, x[c]); s += x[c]; ss += (double)x[c] * x[c]; }
-        double se = 0;
-        for (int64_t c = 0; c < m; c++) se += exp(x[c] - mx);
+        double se = 0;  /* as the online pair: x = max counts 1 (also for max = +-inf) */
+        for (int64_t c = 0; c < m; c++) se += x[c] == mx ? 1.0 : exp(x[c] - mx);
         double mu = s / m, inv = 1.0 / sqrt(ss / m - mu * mu + 1e-5);
         for (int64_t c = 0; c < m; c++) {
 #if CASE_SM
@@ -66,6 +68,7 @@ def check(name):
 #endif
             double got = res[r * m + c], d = fabs(got - want);
             if (d > worst) worst = d;
+            if (isnan(want) && isnan(got)) continue;
             if (!(d <= tol)) { if (errs++ < 10) printf("mismatch at row %ld col %ld: %g against %g\\n", (long)r, (long)c, got, want); }
         }
 #if CASE_SM
@@ -110,4 +113,15 @@ int main(int argc, char **argv) {{
     A.b = (elem_t *)emu_take(&at, sizeof(elem_t) * m);
     for (size_t e = 0; e < n; e++) A.a[e] = (elem_t)(rand() % 40000) / 1000 - 20;
     for (int64_t c = 0; c < m; c++) {{ A.w[c] = (elem_t)(rand() % 2000) / 1000; A.b[c] = (elem_t)(rand() % 2000) / 1000 - 1; }}
+    if (argc > 5 && strcmp(argv[5], "special") == 0 && rows >= 6) {{
+        /* infinities and NaN (softmax): a row of -inf; a warp's part (512) of -inf; one +inf; two +inf in
+         * different chunks; a NaN; a -inf among finite values */
+        const elem_t inf = (elem_t)INFINITY;
+        for (int64_t c = 0; c < m; c++) A.a[c] = -inf;
+        for (int64_t c = 0; c < 512; c++) A.a[m + c] = -inf;
+        A.a[2 * m + 5] = inf;
+        A.a[3 * m + 1] = inf; A.a[3 * m + m - 3] = inf;
+        A.a[4 * m + 7] = (elem_t)NAN;
+        A.a[5 * m + 9] = -inf;
+    }}
 '''

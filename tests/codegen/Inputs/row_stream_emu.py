@@ -43,10 +43,6 @@ static void gpuc_st_bar_init(unsigned long long *bar, unsigned n) { gpuc_ss_init
 static void gpuc_st_arrive(unsigned long long *bar) { gpuc_ss_arrive(gpuc_smem32(bar)); }
 static void gpuc_st_wait(unsigned long long *bar, unsigned parity) { gpuc_ss_wait(gpuc_smem32(bar), parity); }
 static void gpuc_st_load(void *dst, const void *src, unsigned bytes, unsigned long long *bar) { gpuc_ss_load(gpuc_smem32(dst), src, bytes, gpuc_smem32(bar)); }
-static void gpuc_st_store(void *dst, const void *src, unsigned bytes) { gpuc_ss_store(dst, gpuc_smem32(src), bytes); }
-static void gpuc_st_fence_async(void) {}
-template <int n> static void gpuc_st_wait_read(void) {}
-static void gpuc_st_wait_all(void) {}
 static void gpuc_st_count(unsigned *p) { __atomic_add_fetch(p, 1u, __ATOMIC_RELEASE); }
 static unsigned gpuc_st_acquire(const unsigned *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 template <class T> static void gpuc_st_put(unsigned long long *p, T v) { unsigned long long w = 0; memcpy(&w, &v, sizeof v); __atomic_store_n(p, w, __ATOMIC_RELAXED); }
