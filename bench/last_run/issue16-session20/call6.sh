@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Session 20, device call 6 (H200): row softmax at rows of 262144, timing
+# only (wrong values): the gatherers without their wait for the row's count
+# (nogather), the consumers without work (nowork: the chunks go out as they
+# came), both (the bare ring and barriers), against the generated kernel.
+set -u
+bash scripts/device_unpack.sh >/dev/null || exit 1
+R=$OUT; S=bench/bin/sv
+V="base nogather nowork nowork_nogather"
+timeout 30 bench/gen/bin/peers_cub --case copy --sizes 28 --out $R/copy.jsonl 2>>$R/bench.log
+for v in $V $(echo $V | tr ' ' '\n' | tac); do
+  BENCH_ROW_LENGTH=262144 timeout 60 $S/bench_rows_$v --case row_softmax --sizes 28 --out $R/sv_$v.jsonl >/dev/null 2>>$R/bench.log || echo "bench_rows_$v exit $?"
+done
+python3 - $R $V <<'PY'
+import json, sys, os
+d, names = sys.argv[1], sys.argv[2:]
+copy = [2 * r["n"] * 4 / r["us"] / 1e3 for r in map(json.loads, open(d + "/copy.jsonl")) if r["case"] == "copy"][0]
+print("copy %.1f GB/s" % copy)
+print("| variant | us (two runs) | of the copy rate | / base | check |")
+base = None
+for v in names:
+    f = "%s/sv_%s.jsonl" % (d, v)
+    rs = [json.loads(l) for l in open(f)] if os.path.exists(f) else []
+    if not rs: print("| %s | - | - | - | missing |" % v); continue
+    us = [r["us"] for r in rs]
+    base = base or min(us)
+    print("| %s | %s | %.3f | %.3f | %s |" % (v, " / ".join("%.1f" % u for u in us), 2 * rs[0]["n"] * 4 / min(us) / 1e3 / copy, min(us) / base, ",".join(sorted(set(r["check"] for r in rs)))))
+PY
+date +%T
