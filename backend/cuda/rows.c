@@ -1541,7 +1541,7 @@ int row_stream_static_shared(const IrKernel *k) { return static_shared_of(k, row
 
 /* The stream kernel's helpers (PTX, so that NVRTC needs no header; shared
  * addresses by the prelude's gpuc_smem32). */
-static void row_stream_helpers(CuEmit *c) {
+static void row_stream_helpers(CuEmit *c, bool tagged) {
     be_printf(c->b, "#ifndef GPUC_ROW_STREAM_HELPERS\n#define GPUC_ROW_STREAM_HELPERS\n"
                     "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
                     "static __device__ __forceinline__ void gpuc_st_bar_init(unsigned long long *bar, unsigned count) {\n"
@@ -1565,28 +1565,11 @@ static void row_stream_helpers(CuEmit *c) {
                     "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\"\n"
                     "                 :: \"r\"(gpuc_smem32(dst)), \"l\"(src), \"r\"(bytes), \"r\"(gpuc_smem32(bar)) : \"memory\");\n"
                     "}\n"
-                    "/* one more on the row's counter, ordered after this thread's stores of the partial (a release\n"
-                    " * reduction: no __threadfence, which cost 4%% of row softmax at rows of 262144 on an H200) */\n"
-                    "static __device__ __forceinline__ void gpuc_st_count(unsigned *p) {\n"
-                    "    asm volatile(\"red.release.gpu.global.add.u32 [%%0], 1;\" :: \"l\"(p) : \"memory\");\n"
-                    "}\n"
-                    "static __device__ __forceinline__ unsigned gpuc_st_acquire(const unsigned *p) {\n"
-                    "    unsigned v;\n"
-                    "    asm volatile(\"ld.acquire.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
-                    "    return v;\n"
-                    "}\n"
-                    "/* a partial's component in an 8-byte word of the scratch, past L1 both ways */\n"
-                    "template <typename T> static __device__ __forceinline__ void gpuc_st_put(unsigned long long *p, T v) {\n"
-                    "    unsigned long long w = 0;\n"
-                    "    memcpy(&w, &v, sizeof v);\n"
-                    "    __stcg(p, w);\n"
-                    "}\n"
-                    "template <typename T> static __device__ __forceinline__ T gpuc_st_get(const unsigned long long *p) {\n"
-                    "    const unsigned long long w = __ldcg(p);\n"
-                    "    T v;\n"
-                    "    memcpy(&v, &w, sizeof v);\n"
-                    "    return v;\n"
-                    "}\n"
+                    "#endif\n#endif\n");
+    /* the exchange's helpers: only those of the protocol the kernel uses (an unused static
+     * function is an NVRTC warning) */
+    if (tagged) {
+        be_printf(c->b, "#ifndef GPUC_ROW_STREAM_TAGS\n#define GPUC_ROW_STREAM_TAGS\n#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
                     "/* ROW STREAM TAGS: a 4-byte component and the tag 1 in the high half of its 8-byte word (zeroed\n"
                     " * at the launch), one single-copy-atomic store: a word read with its tag holds its component,\n"
                     " * so no fence orders it before the count, which only says when to look */\n"
@@ -1613,6 +1596,32 @@ static void row_stream_helpers(CuEmit *c) {
                     "static __device__ __forceinline__ unsigned gpuc_st_peek(const unsigned *p) {\n"
                     "    unsigned v;\n"
                     "    asm volatile(\"ld.relaxed.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
+                    "    return v;\n"
+                    "}\n"
+                    "#endif\n#endif\n");
+        return;
+    }
+    be_printf(c->b, "#ifndef GPUC_ROW_STREAM_RELEASE\n#define GPUC_ROW_STREAM_RELEASE\n#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900\n"
+                    "/* one more on the row's counter, ordered after this thread's stores of the partial (a release\n"
+                    " * reduction: no __threadfence, which cost 4%% of row softmax at rows of 262144 on an H200) */\n"
+                    "static __device__ __forceinline__ void gpuc_st_count(unsigned *p) {\n"
+                    "    asm volatile(\"red.release.gpu.global.add.u32 [%%0], 1;\" :: \"l\"(p) : \"memory\");\n"
+                    "}\n"
+                    "static __device__ __forceinline__ unsigned gpuc_st_acquire(const unsigned *p) {\n"
+                    "    unsigned v;\n"
+                    "    asm volatile(\"ld.acquire.gpu.global.u32 %%0, [%%1];\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
+                    "    return v;\n"
+                    "}\n"
+                    "/* a partial's component in an 8-byte word of the scratch, past L1 both ways */\n"
+                    "template <typename T> static __device__ __forceinline__ void gpuc_st_put(unsigned long long *p, T v) {\n"
+                    "    unsigned long long w = 0;\n"
+                    "    memcpy(&w, &v, sizeof v);\n"
+                    "    __stcg(p, w);\n"
+                    "}\n"
+                    "template <typename T> static __device__ __forceinline__ T gpuc_st_get(const unsigned long long *p) {\n"
+                    "    const unsigned long long w = __ldcg(p);\n"
+                    "    T v;\n"
+                    "    memcpy(&v, &w, sizeof v);\n"
                     "    return v;\n"
                     "}\n"
                     "#endif\n#endif\n");
@@ -1699,7 +1708,7 @@ static void emit_row_stream(CuEmit *c, IrKernel *k) {
     kp_add(c, &p, "const int g_ppr", "g_ppr");
     kp_add(c, &p, "unsigned long long *__restrict__ g_sparts", "g_sparts");
     kp_add(c, &p, "unsigned *__restrict__ g_scnt", "g_scnt");
-    row_stream_helpers(c);
+    row_stream_helpers(c, row_stream_tagged(k));
     const IrValue *col_reads[ROW_BIG_READS];
     if (row_big_reads(k, col_reads) > 0) {
         be_printf(b, "#ifndef GPUC_ROW_COL_VECTORS\n#define GPUC_ROW_COL_VECTORS 1  /* -DGPUC_ROW_COL_VECTORS=0: the post's reads at the column as scalars (a comparison; rows.c, grep \"ROW COL VECTORS\") */\n#endif\n");
