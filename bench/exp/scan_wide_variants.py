@@ -33,7 +33,23 @@ def nolookback(k):
     return k[:a] + "/* nolookback: no predecessors */" + k[block_end(k, a):]
 
 
-variants = {"base": lambda k: k, "nolookback": nolookback}
+SPIN = """                    while (__any_sync(0xffffffffu, g_s == 0)) {
+                        if (g_s == 0) {
+                            gpuc_backoff();
+                            gpuc_ld_word2(g_words + 2 * g_idx, &g_w, &g_s);
+                        }
+                    }
+"""
+
+
+def nospin(k):
+    """the look-back reads each window of predecessors once and takes a word not yet published
+    (status 0) as a prefix: the loads' latency without the wait for the predecessors"""
+    assert k.count(SPIN) == 1, "the spin loop"
+    return k.replace(SPIN, "                    if (g_s == 0) { g_s = 2; }  /* nospin */\n")
+
+
+variants = {"base": lambda k: k, "nolookback": nolookback, "nospin": nospin}
 chosen = sys.argv[3:] or list(variants)
 for name in chosen:
     text = src
