@@ -8,13 +8,12 @@
  * NAME_st (grep "ROW STREAM"), on sm_90 for long rows (at least 65536
  * 4-byte elements, whole chunks of 8192) instead of the clusters: the
  * matrix streams through each SM as chunks in a ring of bulk copies, the
- * chunks' partial results meet in global memory (per-row counters), and a
- * chunk is rewritten by the post a few chunks after it was folded, so each
- * element is read once and written once with no cluster quantization
- * (the hand-written prototype, bench/try_softmax_stream.cu: H100 row
- * softmax at rows of 262144, 0.92 of the copy rate against the clusters'
- * 0.80; this generated kernel 0.84, and LayerNorm there 17.5% faster than
- * in clusters: docs/performance.md, ninth round).  Any reduction tuple and post
+ * chunks' partial results meet in global memory (per-row counters), and
+ * the post takes a chunk a few chunks after it was folded and stores it
+ * from registers, so each element is read once and written once with no
+ * cluster quantization (H200, rows of 262144, 2026-11-29: row softmax 0.950
+ * of the copy rate, LayerNorm 0.920: docs/performance.md, nineteenth
+ * round; the clusters reached 0.62-0.80).  Any reduction tuple and post
  * over one 4-byte input: the consumers use the same fold and post code.
  * The rows' all-reduce combines (every lane gets the total) live here. */
 #include "cuda_emit.h"
@@ -1461,13 +1460,16 @@ static void emit_row_kernel(CuEmit *c, IrKernel *k) {
  * ROW_STREAM_NC consumers, one publisher, ROW_STREAM_GW gatherers and one
  * producer thread, meeting on mbarriers per ring slot: full (the producer's
  * bulk copy of the chunk landed), pready (the consumers' per-warp partials
- * are in shared memory), totready (the row's totals are), done (the chunk
- * was rewritten in place by the post).  The publisher combines the warps'
- * partials into the chunk's and stores it to global scratch
- * [chunk][component] (8-byte words), then counts it on the row's counter;
- * a gatherer waits until the row's counter is its chunk count, combines the row's partials in chunk order and hands
- * the totals to the consumers, which apply the post to the chunk
- * ROW_STREAM_LAG chunks after folding it.  Each element is read once from
+ * are in shared memory), totready (the row's totals are), done (the post
+ * has read the chunk: the producer reloads the slot).  The publisher
+ * combines the warps' partials into the chunk's and stores it to global
+ * scratch [chunk][component] (8-byte words), then counts it on the row's
+ * counter; a gatherer waits until the row's counter is its chunk count,
+ * combines the row's partials in chunk order and hands the totals to the
+ * consumers, which apply the post to the chunk ROW_STREAM_LAG chunks after
+ * folding it, storing its values to the output from registers (ROW STREAM
+ * DIRECT; softmax's post scales the fold's exponentials: ROW STREAM EXP
+ * REUSE, cuda_emit.h).  Each element is read once from
  * DRAM and written once.  Separate publisher and gatherer warps: one warp
  * doing both cost 40% (H100).  Measured on an H200 (2026-11-28, session
  * 12, rows of 262144, bench/last_run/issue16-session12/): the release
