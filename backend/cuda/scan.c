@@ -2003,8 +2003,8 @@ static void sw_run_load(CuEmit *c, IrOperator *ops, int nsc, const IrScalar *wt,
     }
 }
 
-/* A consumer's (or scan warp's) end of tile g_k in slot g_s: its writes
- * ordered before the bulk stores that read them, then its arrival on done. */
+/* A consumer's end of tile g_k in slot g_s: its writes ordered before the
+ * bulk stores that read them, then its arrival on done. */
 static void sw_tile_done(CuEmit *c) {
     BeBuf *b = c->b;
     be_printf(b, "#if GPUC_SCAN_BULK_DEVICE\n");
@@ -2013,39 +2013,38 @@ static void sw_tile_done(CuEmit *c) {
     be_line(b, "gpuc_ss_arrive(%s);", ss_bar(c, "g_done", "g_s"));
 }
 
-/* A consumer's first pass over part number `part` (an expression) of the
- * tile in slot g_s: its total, by a warp reduction in lane order, into
- * g_wtot<j>[g_s][part]; then the part's arrival on pready. */
-static void sw_run_total(CuEmit *c, const SwShape *h, const int *off, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV, const char *part) {
+/* A consumer's first pass over its part (g_warp) of the tile in slot g_s:
+ * its total, by a warp reduction in lane order, into g_wtot<j>[g_s][g_warp];
+ * then the part's arrival on pready. */
+static void sw_run_total(CuEmit *c, const SwShape *h, const int *off, IrOperator *ops, int nsc, const IrScalar *wt, int W, int V, int NV) {
     BeBuf *b = c->b;
     for (int j = 0; j < W; j++) {
-        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + %s * %du);  /* input %d's part */", j, h->slot, off[j], part, h->part * ir_scalar_size(wt[j]), j);
+        be_line(b, "const uint4 *const g_io%d = (const uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part */", j, h->slot, off[j], h->part * ir_scalar_size(wt[j]), j);
     }
     sw_run_load(c, ops, nsc, wt, W, V, NV);
     char **t = names(c, "g_t%d_%d", 0, W);
     for (int j = 0; j < W; j++) { be_line(b, "%s %s = g_a%d_%d;", ct(wt[j]), t[j], NV * V - 1, j); }
     warp_shuffle_fold(c, ops, nsc, wt, t, "g_y%d_%d", false);  /* the part's total, into lane 0 */
     be_line(b, "if (g_lane == 0) {");
-    for (int j = 0; j < W; j++) { be_line(b, "    g_wtot%d[g_s][%s] = %s;", j, part, t[j]); }
+    for (int j = 0; j < W; j++) { be_line(b, "    g_wtot%d[g_s][g_warp] = %s;", j, t[j]); }
     be_line(b, "    gpuc_ss_arrive(%s);", ss_bar(c, "g_pready", "g_s"));
     be_line(b, "}");
     free(t);
 }
 
-/* A consumer's second pass over part number `part` (an expression) of
- * tile g_k in slot g_s: its items scanned after the part's prefix
- * (g_carry<j>, from g_woff<j>), posted, and written over the vectors they
- * came from. */
-static void sw_run_scan(CuEmit *c, const SwShape *h, const int *off, IrStmt *s, const IrScalar *wt, int W, int V, int NV, const char *part) {
+/* A consumer's second pass over its part (g_warp) of tile g_k in slot
+ * g_s: its items scanned after the part's prefix (g_carry<j>, from
+ * g_woff<j>), posted, and written over the vectors they came from. */
+static void sw_run_scan(CuEmit *c, const SwShape *h, const int *off, IrStmt *s, const IrScalar *wt, int W, int V, int NV) {
     BeBuf *b = c->b;
     IrOperator *ops = s->scans;
     const int nsc = s->nscans, K = NV * V;
     const int nout = s->post ? s->post->nres : W;
-    for (int j = 0; j < W; j++) { be_line(b, "%s g_carry0_%d = g_woff%d[g_s][%s];", ct(wt[j]), j, j, part); }
+    for (int j = 0; j < W; j++) { be_line(b, "%s g_carry0_%d = g_woff%d[g_s][g_warp];", ct(wt[j]), j, j); }
     for (int j = 0; j < W; j++) {
-        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + %s * %du);  /* input %d's part%s */", j, h->slot, off[j], part, h->part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
+        be_line(b, "uint4 *const g_io%d = (uint4 *)(g_ring + g_s * %d + %d + g_warp * %du);  /* input %d's part%s */", j, h->slot, off[j], h->part * ir_scalar_size(wt[j]), j, j < nout ? be_strf(&c->x, ", output %d's over it", j) : "");
     }
-    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + %s * %d;  (void)g_first;", h->items, part, h->part);
+    be_line(b, "const int64_t g_first = (blockIdx.x + g_k * g_grid) * %d + g_warp * %d;  (void)g_first;", h->items, h->part);
     sw_run_load(c, ops, nsc, wt, W, V, NV);
     char **sc = names(c, "g_sc%d_%d", 0, W), **el = names(c, "g_el%d_%d", 0, W), **pre = names(c, "g_pre%d_%d", 0, W);
     char **carry = names(c, "g_carry%d_%d", 0, W);
@@ -2235,7 +2234,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     b->indent++;
     be_line(b, "const int g_s = (int)(g_j %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_j / %d) & 1));", ss_bar(c, "g_full", "g_s"), S);
-    sw_run_total(c, &h, off, ops, nsc, wt, W, V, NV, "g_warp");
+    sw_run_total(c, &h, off, ops, nsc, wt, W, V, NV);
     b->indent--;
     be_line(b, "}");
     be_line(b, "if (g_j >= %d) {", h.lag);
@@ -2243,7 +2242,7 @@ static void scan_wide_kernel(CuEmit *c, IrKernel *k) {
     be_line(b, "const int64_t g_k = g_j - %d;", h.lag);
     be_line(b, "const int g_s = (int)(g_k %% %d);", S);
     be_line(b, "gpuc_ss_wait(%s, (unsigned)((g_k / %d) & 1));", ss_bar(c, "g_totready", "g_s"), S);
-    sw_run_scan(c, &h, off, s, wt, W, V, NV, "g_warp");
+    sw_run_scan(c, &h, off, s, wt, W, V, NV);
     sw_tile_done(c);
     b->indent--;
     be_line(b, "}");
