@@ -13,6 +13,14 @@ session 20; the values come out wrong by construction):
               tile g_j - 32 r - l, and the wait only for the words nearer than
               the nearest published prefix (the generated look-back waits
               for all 32 of a window, 32 a round); window1 is that wait alone
+  late1       (session 21, not yet run on a GPU; correct values) each look-back
+              warp starts tile k's look-back only once the consumers' totals
+              of tile k + 1 are in (pready of its slot), so that the nearest
+              predecessors' aggregates, and maybe their prefixes, are out by
+              then; the consumers need tile k's offsets 3 tiles after its
+              totals. It cannot wait on a later phase of that barrier: the
+              totals of tile k + 8 (the slot's next phase) come after the
+              consumers' scan of tile k, which waits for this look-back.
 Usage: scan_wide_variants.py GEN_SCAN_CU OUT_DIR [VARIANT ...]"""
 import os, sys
 
@@ -109,7 +117,17 @@ def window(R):
     return edit
 
 
-variants = {"base": lambda k: k, "nolookback": nolookback, "nospin": nospin,
+LATE_AT = "            gpuc_ss_wait(gpuc_smem32(&g_pready[g_sl]), (unsigned)((g_k / 7) & 1));\n"
+
+
+def late1(k):
+    assert k.count(LATE_AT) == 1, "the look-back warp's wait for its tile's totals"
+    return k.replace(LATE_AT, LATE_AT + "            if (g_k + 1 < g_count) {  /* late1: the next tile's totals too */\n"
+                     "                gpuc_ss_wait(gpuc_smem32(&g_pready[(int)((g_k + 1) % 7)]), (unsigned)(((g_k + 1) / 7) & 1));\n"
+                     "            }\n")
+
+
+variants = {"base": lambda k: k, "nolookback": nolookback, "nospin": nospin, "late1": late1,
             "window1": window(1), "window3": window(3), "window5": window(5)}
 chosen = sys.argv[3:] or list(variants)
 for name in chosen:
