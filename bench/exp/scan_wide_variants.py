@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""bench/exp/scan_wide_variants.py: timing-only variants of the generated
-wide scans (incl_i64_k0_scan_stream and recurrence_k0_scan_stream in
-gpuc --emit=cuda bench/programs/scan.gdsl, SCAN BULK 3 WIDE), to see what its look-back
-costs (an experiment, not gpuc's code; written for main at 0235350,
-session 20; the values come out wrong by construction):
+"""bench/exp/scan_wide_variants.py: variants of the generated wide scans
+(incl_i64_k0_scan_stream, excl_i64_k0_scan_stream and
+recurrence_k0_scan_stream in gpuc --emit=cuda bench/programs/scan.gdsl,
+SCAN BULK 3 WIDE), to see what their look-back costs (an experiment, not
+gpuc's code; written for main at 0235350, session 20, extended in session
+21; nolookback and nospin are timing only, their values wrong by
+construction; windowR and late1 keep the values right):
   base        as generated
   nolookback  the look-back warps skip the predecessors' words (each tile's
               prefix is its own aggregate): the cost of the global exchange
